@@ -1,0 +1,1 @@
+"""Robot worlds: one module per robot (asset, actuators, default pose, sensors)."""

@@ -1,0 +1,59 @@
+"""The ``robolearn`` command line: thin argument parsing over the library.
+
+Every subcommand lives in its own module and registers itself in :data:`SUBCOMMANDS`.
+A :class:`~robolearn.errors.RobolearnError` ends the command with its message on one line
+and exit status 2; nothing is left half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from robolearn import __version__
+from robolearn.errors import RobolearnError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2, like our own errors."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"robolearn: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, every subcommand included."""
+    parser = _Parser(
+        prog="robolearn",
+        description="Train robot skills with RL over thousands of parallel MuJoCo simulations.",
+    )
+    parser.add_argument("--version", action="version", version=f"robolearn {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in _subcommand_modules():
+        module.register(sub)
+    return parser
+
+
+def _subcommand_modules() -> list:
+    """Modules with a ``register(subparsers)`` function, one per subcommand."""
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``robolearn`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.run(args) or 0)
+    except RobolearnError as exc:
+        print(f"robolearn: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("robolearn: interrupted", file=sys.stderr)
+        return 130

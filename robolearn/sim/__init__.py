@@ -1,0 +1,108 @@
+"""Vectorized MuJoCo engines; the only package that touches ``mujoco.batch`` or warp.
+
+>>> from robolearn.sim import make_engine
+>>> engine = make_engine("humanoid/humanoid.xml", num_envs=1024)   # doctest: +SKIP
+>>> engine.ctrl[:] = targets; engine.step(4); engine.qpos   # views of engine memory
+
+Engines: ``cpu`` (MuJoCo's batch engine on a thread pool, float64), ``cuda`` (MuJoCo Warp
+on a GPU in a CUDA graph, float32), ``warp-cpu`` (MuJoCo Warp on warp's CPU device, for
+testing the GPU code path anywhere), and ``auto``: ``cuda`` when CUDA is available, else
+``cpu``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+import torch
+
+from robolearn.errors import RobolearnError, did_you_mean
+from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+from robolearn.sim.model import CONTACT_FORCE_SENSOR, ModelSource, compile_model, load_spec
+
+ENGINES = ("auto", "cpu", "cuda", "warp-cpu")
+
+__all__ = [
+    "CONTACT_FORCE_SENSOR",
+    "DEFAULT_PER_ENV_FIELDS",
+    "ENGINES",
+    "Engine",
+    "compile_model",
+    "load_spec",
+    "make_engine",
+    "resolve_engine",
+]
+
+
+def resolve_engine(engine: str) -> str:
+    """The concrete engine for a name: ``auto`` becomes ``cuda`` or ``cpu``.
+
+    ``cuda:N`` names a GPU; it resolves to itself.
+    """
+    if not isinstance(engine, str):
+        raise RobolearnError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    base = engine.split(":", 1)[0]
+    if base not in ENGINES or (":" in engine and base != "cuda"):
+        raise RobolearnError(
+            f"unknown engine {engine!r}{did_you_mean(engine, ENGINES)}; "
+            f"valid: {', '.join(ENGINES)} (or cuda:N)"
+        )
+    if base == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if base == "cuda" and not torch.cuda.is_available():
+        raise RobolearnError(
+            f"engine {engine!r} needs a CUDA GPU and torch with CUDA, and this machine has "
+            "none; use engine 'cpu' (or 'warp-cpu' to test the Warp code path)"
+        )
+    return engine
+
+
+def make_engine(
+    model: ModelSource | mujoco.MjModel,
+    num_envs: int,
+    engine: str = "auto",
+    *,
+    nthread: int | None = None,
+    per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
+    nconmax: int | None = None,
+    njmax: int | None = None,
+    cuda_graph: bool = True,
+) -> Engine:
+    """Build ``num_envs`` simulations of a model on an engine.
+
+    Args:
+        model: an MJCF file path, an MJCF string, a ``mujoco.MjSpec``, or a model that
+            :func:`compile_model` compiled.
+        num_envs: number of parallel simulations (>= 1).
+        engine: ``auto``, ``cpu``, ``cuda`` (or ``cuda:N``) or ``warp-cpu``.
+        nthread: threads of the ``cpu`` engine; default all cores this process may use.
+        per_env_fields: model fields that get per-env values (domain randomization).
+        nconmax, njmax: contact and constraint capacity per env on the Warp engines;
+            default MuJoCo Warp's estimate for the model.
+        cuda_graph: replay substeps as a CUDA graph on the ``cuda`` engine.
+
+    Raises:
+        RobolearnError: unknown engine, num_envs < 1, an MJCF that does not compile, or a
+            model feature the chosen engine lacks.
+    """
+    name = resolve_engine(engine)
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise RobolearnError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
+    if name == "cpu":
+        from robolearn.sim.cpu import CpuEngine
+
+        return CpuEngine(mj_model, num_envs, nthread=nthread, per_env_fields=per_env_fields)
+    from robolearn.sim.mjwarp import WarpEngine
+
+    device = "cpu" if name == "warp-cpu" else (name if ":" in name else "cuda:0")
+    return WarpEngine(
+        mj_model,
+        num_envs,
+        device=device,
+        per_env_fields=per_env_fields,
+        nconmax=nconmax,
+        njmax=njmax,
+        cuda_graph=cuda_graph,
+    )

@@ -1,0 +1,121 @@
+"""The ``cpu`` engine: MuJoCo's batch engine (``mujoco.batch.Batch``) on a thread pool.
+
+Fields are ``torch.from_numpy`` over the arrays ``Batch.bind`` returns: state fields are
+views of the batch's state rows, derived fields views of the arrays the batch copies each
+simulation's outputs into after every call. Results are bit-identical to a loop of
+``mj_step`` over one MjData per env, at any thread count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+import torch
+from mujoco import batch as mjbatch
+
+from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+
+# Warnings after which MuJoCo has reset a simulation to qpos0 inside mj_step.
+_DIVERGENCE_WARNINGS = [
+    int(mujoco.mjtWarning.mjWARN_BADQPOS),
+    int(mujoco.mjtWarning.mjWARN_BADQVEL),
+    int(mujoco.mjtWarning.mjWARN_BADQACC),
+]
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _tensor(array: np.ndarray) -> torch.Tensor:
+    """A torch view of a bound batch array, also of the read-only output arrays."""
+    if not array.flags.writeable:
+        # Outputs are marked read-only because a write is lost at the next call; torch
+        # cannot view read-only memory, so view it through a writable alias instead.
+        array = array.view()
+        array.flags.writeable = True
+    return torch.from_numpy(array)
+
+
+class CpuEngine(Engine):
+    """Many simulations on MuJoCo's multithreaded batch engine; float64 fields."""
+
+    name = "cpu"
+    dtype = torch.float64
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_envs: int,
+        nthread: int | None = None,
+        per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
+    ) -> None:
+        super().__init__(model, num_envs, torch.device("cpu"), per_env_fields)
+        self.nthread = int(nthread) if nthread else available_cores()
+        self.batch = mjbatch.Batch(model, self.num_envs, self.nthread)
+        n, b = self.num_envs, self.batch
+        # Derived fields must be bound before the first call: the batch copies out only
+        # the fields that are bound.
+        self.qpos = _tensor(b.bind("qpos"))
+        self.qvel = _tensor(b.bind("qvel"))
+        self.ctrl = _tensor(b.bind("ctrl"))
+        self.qfrc_applied = _tensor(b.bind("qfrc_applied"))
+        self.xfrc_applied = _tensor(b.bind("xfrc_applied"))
+        self.time = _tensor(b.bind("time"))
+        self.qacc = _tensor(b.bind("qacc"))
+        self.xpos = _tensor(b.bind("xpos"))
+        self.xquat = _tensor(b.bind("xquat"))
+        self.cvel = _tensor(b.bind("cvel"))
+        self.subtree_com = _tensor(b.bind("subtree_com"))
+        self.site_xpos = _tensor(b.bind("site_xpos"))
+        self.site_xmat = _tensor(b.bind("site_xmat")).view(n, model.nsite, 3, 3)
+        self.sensordata = _tensor(b.bind("sensordata"))
+        self.actuator_force = _tensor(b.bind("actuator_force"))
+        self.cfrc_ext = _tensor(b.bind("cfrc_ext"))
+        self._warnings = b.warning  # (N, nwarning, 2): last info, count
+        self._failed = np.zeros(n, dtype=bool)
+        b.reset()
+        self._seen_warnings = self._divergence_counts()
+
+    def _divergence_counts(self) -> np.ndarray:
+        return self._warnings[:, _DIVERGENCE_WARNINGS, 1].sum(axis=1)
+
+    def step(self, nsubsteps: int = 1) -> None:
+        try:
+            self.batch.step(nstep=nsubsteps)
+        except mjbatch.SimulationError as exc:
+            # MuJoCo raised in these simulations (they kept their state from before the
+            # call); the rest stepped. Report them as diverged instead of stopping all envs.
+            self._failed[exc.ids] = True
+
+    def forward(self) -> None:
+        self.batch.forward()
+
+    def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
+        ids = env_ids.numpy().astype(np.int32)
+        self.batch.reset(ids, stage=mujoco.mjtStage.mjSTAGE_NONE)
+        if qpos is not None:
+            self.qpos[env_ids] = qpos
+        if qvel is not None:
+            self.qvel[env_ids] = qvel
+        self.batch.forward(ids)
+        self._failed[ids] = False
+        self._seen_warnings[ids] = self._divergence_counts()[ids]
+
+    def _bind_model_field(self, name: str) -> torch.Tensor:
+        return _tensor(self.batch.expand(name))
+
+    def nonfinite(self) -> torch.Tensor:
+        counts = self._divergence_counts()
+        reset_by_mujoco = counts != self._seen_warnings
+        self._seen_warnings = counts
+        flagged = reset_by_mujoco | self._failed
+        self._failed[:] = False
+        return super().nonfinite() | torch.from_numpy(flagged)

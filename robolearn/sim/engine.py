@@ -1,0 +1,244 @@
+"""The engine interface: many simulations of one MuJoCo model, state as torch views.
+
+Every field below is a torch tensor of leading size ``num_envs`` on the engine's device
+that is a *view of the engine's memory*: no copy is made per step. State fields (qpos,
+qvel, ctrl, qfrc_applied, xfrc_applied) are read-write, and a write is the state the next
+``step`` starts from. Derived fields (xpos, xquat, cvel, subtree_com, site_xpos, site_xmat,
+sensordata, actuator_force, cfrc_ext, qacc) are outputs, overwritten by every ``step`` and
+``forward``; writing them has no effect.
+
+Timing of derived fields follows ``mj_step``: after ``step`` they describe the state
+*before the last substep* (one physics dt behind qpos and qvel). ``forward`` makes them
+current; ``reset`` makes them current for the envs it resets.
+
+Quaternions are MuJoCo's order everywhere: w, x, y, z. Spatial vectors (cvel, cfrc_ext)
+are MuJoCo's: rotation first, then translation, about the subtree centre of mass of the
+body's kinematic tree, in world orientation.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+import torch
+
+from robolearn.errors import RobolearnError
+
+#: Model fields that get per-env values by default, for domain randomization.
+DEFAULT_PER_ENV_FIELDS: tuple[str, ...] = (
+    "geom_friction",
+    "body_mass",
+    "body_ipos",
+    "actuator_gainprm",
+    "actuator_biasprm",
+    "dof_damping",
+    "dof_armature",
+    "dof_frictionloss",
+)
+
+# MuJoCo's own bound on qpos and qvel (mjMAXVAL): beyond it a state is treated as diverged.
+MAX_STATE_VALUE = 1e10
+
+EnvIds = torch.Tensor | Sequence[int] | np.ndarray | None
+
+
+class Engine(abc.ABC):
+    """Many simulations of one MuJoCo model, stepped together.
+
+    Subclasses bind the tensor fields listed in the module docstring in ``__init__``.
+    """
+
+    #: engine name: "cpu", "cuda" or "warp-cpu"
+    name: str
+    #: torch dtype of every float field: float64 on "cpu", float32 on the Warp engines
+    dtype: torch.dtype
+
+    qpos: torch.Tensor  # (N, nq) generalized positions
+    qvel: torch.Tensor  # (N, nv) generalized velocities
+    ctrl: torch.Tensor  # (N, nu) actuator controls
+    qfrc_applied: torch.Tensor  # (N, nv) applied generalized forces
+    xfrc_applied: torch.Tensor  # (N, nbody, 6) applied Cartesian force, torque per body
+    time: torch.Tensor  # (N,) simulation time, seconds
+    qacc: torch.Tensor  # (N, nv) generalized accelerations
+    xpos: torch.Tensor  # (N, nbody, 3) body frame positions, world
+    xquat: torch.Tensor  # (N, nbody, 4) body frame orientations, world, w x y z
+    cvel: torch.Tensor  # (N, nbody, 6) com-based velocities (ang, lin)
+    subtree_com: torch.Tensor  # (N, nbody, 3) subtree centres of mass
+    site_xpos: torch.Tensor  # (N, nsite, 3) site positions
+    site_xmat: torch.Tensor  # (N, nsite, 3, 3) site orientations as rotation matrices
+    sensordata: torch.Tensor  # (N, nsensordata) sensor outputs
+    actuator_force: torch.Tensor  # (N, nu) actuator forces
+    cfrc_ext: torch.Tensor  # (N, nbody, 6) com-based external (contact) wrench per body
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_envs: int,
+        device: torch.device,
+        per_env_fields: Sequence[str],
+    ) -> None:
+        if not isinstance(num_envs, int | np.integer) or isinstance(num_envs, bool):
+            raise RobolearnError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        if num_envs < 1:
+            raise RobolearnError(f"num_envs must be >= 1, got {num_envs}")
+        self.model = model
+        self.num_envs = int(num_envs)
+        self.device = device
+        self.per_env_fields = tuple(per_env_fields)
+        for field in self.per_env_fields:
+            self._check_per_env_field(field)
+        self._model_fields: dict[str, torch.Tensor] = {}
+        self._root_of_body = torch.as_tensor(model.body_rootid, dtype=torch.long, device=device)
+
+    # ---- sizes and timing -------------------------------------------------------------
+
+    @property
+    def physics_dt(self) -> float:
+        """Seconds advanced by one substep (the model's timestep)."""
+        return float(self.model.opt.timestep)
+
+    # ---- stepping ---------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def step(self, nsubsteps: int = 1) -> None:
+        """Advance every env by ``nsubsteps`` physics steps with the current ctrl."""
+
+    @abc.abstractmethod
+    def forward(self) -> None:
+        """Recompute every derived field at the current state, for all envs."""
+
+    @abc.abstractmethod
+    def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
+        """Reset ``env_ids`` (sorted, unique, long, on device) and run forward on them."""
+
+    def reset(
+        self,
+        env_ids: EnvIds = None,
+        qpos: torch.Tensor | None = None,
+        qvel: torch.Tensor | None = None,
+    ) -> None:
+        """Reset envs to the model's default state, or to the given qpos and qvel.
+
+        Everything else in the state (ctrl, applied forces, time, warm start) returns to its
+        default. Derived fields of the reset envs are current afterwards; other envs are
+        untouched.
+
+        Args:
+            env_ids: env indices or a boolean mask over envs; None resets all.
+            qpos: (len(env_ids), nq) positions to start from; None for the model's qpos0.
+            qvel: (len(env_ids), nv) velocities; None for zeros.
+        """
+        ids = self.env_ids(env_ids)
+        if ids.numel() == 0:
+            return
+        n = ids.numel()
+        if qpos is not None:
+            qpos = self._check_rows("qpos", qpos, n, self.model.nq)
+        if qvel is not None:
+            qvel = self._check_rows("qvel", qvel, n, self.model.nv)
+        self._reset(ids, qpos, qvel)
+
+    # ---- per-env model parameters -----------------------------------------------------
+
+    def model_field(self, name: str) -> torch.Tensor:
+        """Per-env values of a model field, (N, ...), as a writable view of the engine's.
+
+        A write changes that env's physics from its next step. Only fields named in
+        ``per_env_fields`` at construction have per-env values, on every engine alike.
+        Fields derived from the model at compile time (such as ``body_subtreemass``) are
+        not updated by a write.
+        """
+        if name not in self.per_env_fields:
+            raise RobolearnError(
+                f"model field {name!r} has no per-env values in this engine; pass it in "
+                f"per_env_fields when building the engine (now: {', '.join(self.per_env_fields)})"
+            )
+        if name not in self._model_fields:
+            self._model_fields[name] = self._bind_model_field(name)
+        return self._model_fields[name]
+
+    @abc.abstractmethod
+    def _bind_model_field(self, name: str) -> torch.Tensor:
+        """The per-env view of a declared model field."""
+
+    def _check_per_env_field(self, name: str) -> None:
+        value = getattr(self.model, name, None)
+        if not isinstance(value, np.ndarray) or value.dtype.kind != "f":
+            raise RobolearnError(
+                f"{name!r} is not a floating-point MjModel array field; per-env fields are "
+                f"parameters such as {', '.join(DEFAULT_PER_ENV_FIELDS)}"
+            )
+
+    # ---- derived quantities -----------------------------------------------------------
+
+    @property
+    def contact_force(self) -> torch.Tensor:
+        """(N, nbody, 3) net external force on each body, world frame: contacts, equality
+        constraints and xfrc_applied together (the translational part of cfrc_ext)."""
+        return self.cfrc_ext[..., 3:6]
+
+    def body_velocity(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Linear velocity of each body frame's origin and angular velocity, world frame.
+
+        Computed from cvel, so it has cvel's timing. Returns (lin, ang), each (N, nbody, 3).
+        """
+        ang = self.cvel[..., 0:3]
+        lin_at_com = self.cvel[..., 3:6]
+        offset = self.xpos - self.subtree_com[:, self._root_of_body]
+        return lin_at_com + torch.cross(ang, offset, dim=-1), ang
+
+    # ---- divergence -------------------------------------------------------------------
+
+    def nonfinite(self) -> torch.Tensor:
+        """(N,) bool: envs whose state diverged (NaN, inf or beyond MuJoCo's bound).
+
+        On the cpu engine MuJoCo itself resets a diverged simulation inside the step and
+        warns; those envs are reported here too, once, by the next call.
+        """
+        # A comparison with NaN is False, so one test catches NaN, inf and huge values.
+        qpos_ok = (self.qpos.abs() < MAX_STATE_VALUE).all(-1)
+        return ~(qpos_ok & (self.qvel.abs() < MAX_STATE_VALUE).all(-1))
+
+    # ---- helpers ----------------------------------------------------------------------
+
+    def env_ids(self, env_ids: EnvIds) -> torch.Tensor:
+        """Sorted unique long env indices on the engine's device from ids, a mask or None."""
+        if env_ids is None:
+            return torch.arange(self.num_envs, device=self.device)
+        ids = torch.as_tensor(env_ids, device=self.device)
+        if ids.dtype == torch.bool:
+            if ids.shape != (self.num_envs,):
+                raise RobolearnError(
+                    f"an env mask must have shape ({self.num_envs},), got {tuple(ids.shape)}"
+                )
+            return ids.nonzero().flatten()
+        if ids.dtype.is_floating_point or ids.dim() > 1:
+            raise RobolearnError("env ids must be a 1-D sequence of integers or a boolean mask")
+        ids = ids.long().flatten()
+        if ids.device.type != "cpu":
+            # Checking values would synchronise with the GPU inside the env step; ids made
+            # on the device (nonzero of a mask) are sorted and unique already.
+            return ids
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.num_envs):
+            raise RobolearnError(f"env ids must lie in [0, {self.num_envs})")
+        return torch.unique(ids)
+
+    def _check_rows(self, what: str, value: torch.Tensor, n: int, width: int) -> torch.Tensor:
+        value = torch.as_tensor(value, device=self.device, dtype=self.dtype)
+        if value.dim() == 1:
+            value = value.expand(n, -1)
+        if tuple(value.shape) != (n, width):
+            raise RobolearnError(
+                f"{what} for {n} envs must have shape ({n}, {width}), got {tuple(value.shape)}"
+            )
+        return value
+
+    def __repr__(self) -> str:
+        m = self.model
+        return (
+            f"{type(self).__name__}(engine={self.name!r}, num_envs={self.num_envs}, "
+            f"device={str(self.device)!r}, nq={m.nq}, nv={m.nv}, nu={m.nu}, nbody={m.nbody})"
+        )

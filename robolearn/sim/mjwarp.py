@@ -1,0 +1,161 @@
+"""The MuJoCo Warp engines: ``cuda`` (a GPU, substeps in a CUDA graph) and ``warp-cpu``.
+
+Both run the same ``mujoco_warp`` code with ``nworld = num_envs``; ``warp-cpu`` runs it on
+warp's CPU device, slowly, so that the GPU code path can be tested where there is no GPU.
+Fields are ``wp.to_torch`` views of the warp arrays (float32). On CUDA every launch goes to
+torch's current stream, so physics and policy are ordered without host synchronisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+
+
+def _import_warp():
+    import mujoco_warp as mjw
+    import warp as wp
+
+    # warp prints a banner and a line per loaded module otherwise
+    if hasattr(wp, "LOG_WARNING"):
+        wp.config.log_level = wp.LOG_WARNING
+    else:  # warp < 1.14
+        wp.config.quiet = True
+    wp.init()
+    return wp, mjw
+
+
+def batchable_fields() -> frozenset[str]:
+    """Model fields MuJoCo Warp can hold per env (its array fields with a batch axis)."""
+    import dataclasses
+
+    from mujoco_warp._src import types, warp_util
+
+    return frozenset(
+        f.name
+        for f in dataclasses.fields(types.Model)
+        if warp_util.is_array_spec(f.type) and getattr(f.type, "shape", ("",))[0] == "*"
+    )
+
+
+class WarpEngine(Engine):
+    """Many simulations on MuJoCo Warp, one warp "world" per env; float32 fields."""
+
+    dtype = torch.float32
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_envs: int,
+        device: str = "cuda:0",
+        per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
+        nconmax: int | None = None,
+        njmax: int | None = None,
+        cuda_graph: bool = True,
+    ) -> None:
+        wp, mjw = _import_warp()
+        self._wp, self._mjw = wp, mjw
+        self.wp_device = wp.get_device(device)
+        self.name = "cuda" if self.wp_device.is_cuda else "warp-cpu"
+        super().__init__(model, num_envs, torch.device(str(self.wp_device)), per_env_fields)
+        unbatchable = sorted(set(self.per_env_fields) - batchable_fields())
+        if unbatchable:
+            raise RobolearnError(
+                f"MuJoCo Warp cannot hold per-env values of {', '.join(unbatchable)}"
+            )
+        with wp.ScopedDevice(self.wp_device):
+            try:
+                self.m = mjw.put_model(
+                    model, batch_sizes={f: self.num_envs for f in self.per_env_fields}
+                )
+            except (NotImplementedError, ValueError) as exc:
+                raise RobolearnError(
+                    f"the {self.name} engine (MuJoCo Warp) cannot run this model: {exc}; "
+                    "the cpu engine runs every MuJoCo feature"
+                ) from exc
+            data = mujoco.MjData(model)
+            mujoco.mj_forward(model, data)
+            self.d = mjw.put_data(model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax)
+            self._reset_mask = wp.zeros(self.num_envs, dtype=bool)
+        d, n = self.d, self.num_envs
+        view = wp.to_torch
+        self.qpos = view(d.qpos)
+        self.qvel = view(d.qvel)
+        self.ctrl = view(d.ctrl)
+        self.qfrc_applied = view(d.qfrc_applied)
+        self.xfrc_applied = view(d.xfrc_applied)
+        self.time = view(d.time)
+        self.qacc = view(d.qacc)
+        self.xpos = view(d.xpos)
+        self.xquat = view(d.xquat)
+        self.cvel = view(d.cvel)
+        self.subtree_com = view(d.subtree_com)
+        self.site_xpos = view(d.site_xpos).view(n, model.nsite, 3)
+        self.site_xmat = view(d.site_xmat).view(n, model.nsite, 3, 3)
+        self.sensordata = view(d.sensordata)
+        self.actuator_force = view(d.actuator_force)
+        self.cfrc_ext = view(d.cfrc_ext)
+        self._reset_mask_t = view(self._reset_mask)
+        self._use_graph = bool(cuda_graph) and self.wp_device.is_cuda
+        self._graphs: dict[object, object] = {}
+
+    # ---- launching --------------------------------------------------------------------
+
+    def _torch_stream(self):
+        """torch's current stream on our device, as a warp stream (CUDA only)."""
+        return self._wp.stream_from_torch(torch.cuda.current_stream(self.device))
+
+    def _launch(self, key: object, fn) -> None:
+        """Run ``fn`` (warp launches only) on our device, in torch's stream order.
+
+        On CUDA ``fn`` is captured once per key into a graph, then replayed on torch's
+        current stream: one launch per call, no host synchronisation.
+        """
+        wp = self._wp
+        with wp.ScopedDevice(self.wp_device):
+            if not self.wp_device.is_cuda:
+                fn()
+            elif not self._use_graph:
+                with wp.ScopedStream(self._torch_stream()):
+                    fn()
+            else:
+                graph = self._graphs.get(key)
+                if graph is None:
+                    # Captured on warp's own stream (CUDA cannot capture on torch's legacy
+                    # default stream); capturing records the launches without running them.
+                    with wp.ScopedCapture(force_module_load=True) as capture:
+                        fn()
+                    graph = self._graphs[key] = capture.graph
+                wp.capture_launch(graph, stream=self._torch_stream())
+
+    def step(self, nsubsteps: int = 1) -> None:
+        m, d, mjw = self.m, self.d, self._mjw
+
+        def substeps() -> None:
+            for _ in range(nsubsteps):
+                mjw.step(m, d)
+
+        self._launch(("step", nsubsteps), substeps)
+
+    def forward(self) -> None:
+        self._launch("forward", lambda: self._mjw.forward(self.m, self.d))
+
+    def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
+        self._reset_mask_t.zero_()
+        self._reset_mask_t[env_ids] = True
+        self._launch("reset", lambda: self._mjw.reset_data(self.m, self.d, reset=self._reset_mask))
+        if qpos is not None:
+            self.qpos[env_ids] = qpos
+        if qvel is not None:
+            self.qvel[env_ids] = qvel
+        # MuJoCo Warp's forward runs every world; it leaves their state (qpos, qvel,
+        # warm start) untouched, so envs not reset continue exactly as they would have.
+        self.forward()
+
+    def _bind_model_field(self, name: str) -> torch.Tensor:
+        return self._wp.to_torch(getattr(self.m, name))

@@ -1,0 +1,1 @@
+"""Tasks: one module per task (commands, rewards, terminations, events, agent config)."""

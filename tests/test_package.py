@@ -1,0 +1,92 @@
+"""The installable package: layout, console script, assets, and a clean install elsewhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+
+import robolearn
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "robolearn", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
+    )  # fmt: skip
+
+
+def test_version_and_help():
+    out = run_cli("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"robolearn {robolearn.__version__}"
+    out = run_cli("--help")
+    assert out.returncode == 0 and "usage: robolearn" in out.stdout
+
+
+def test_unknown_subcommand_is_one_line_and_exit_2():
+    out = run_cli("fly")
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "invalid choice" in out.stderr
+
+
+def test_every_package_is_declared_in_pyproject():
+    """A package missing from pyproject's list would silently not install."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = set(pyproject["tool"]["setuptools"]["packages"])
+    mapping = {"robolearn": ROOT / "robolearn", "robolearn.envs": ROOT / "envs",
+               "robolearn.tasks": ROOT / "tasks", "robolearn.assets": ROOT / "assets"}  # fmt: skip
+    found = set()
+    for prefix, folder in mapping.items():
+        for init in folder.rglob("__init__.py"):
+            rel = init.parent.relative_to(folder).parts
+            found.add(".".join((prefix, *rel)))
+    assert found == declared
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    return next(out.glob("robolearn-*.whl"))
+
+
+def test_wheel_ships_assets_under_robolearn_and_no_top_level_tasks(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "robolearn/assets/humanoid/humanoid.xml" in names
+    assert "robolearn/assets/humanoid/scene.xml" in names
+    assert "robolearn/envs/__init__.py" in names and "robolearn/tasks/__init__.py" in names
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"robolearn"}
+
+
+def test_installed_wheel_works_from_another_folder(wheel, tmp_path):
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q",
+         "--target", str(target), str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    code = (
+        "import robolearn, robolearn.sim as s; from robolearn.assets import asset_path;"
+        "e = s.make_engine(asset_path('humanoid/scene.xml'), 2, 'cpu'); e.step(2);"
+        "print(robolearn.__file__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=elsewhere, env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith(str(target))
+    assert run_cli("--version", cwd=elsewhere, env=env).returncode == 0
