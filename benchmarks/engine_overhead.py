@@ -26,9 +26,23 @@ from robolearn.sim import compile_model, make_engine
 from robolearn.sim.cpu import available_cores
 
 FIELDS = (
-    "qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "time", "qacc", "xpos", "xquat",
-    "cvel", "subtree_com", "site_xpos", "site_xmat", "sensordata", "actuator_force", "cfrc_ext",
-)  # fmt: skip
+    "qpos",
+    "qvel",
+    "ctrl",
+    "qfrc_applied",
+    "xfrc_applied",
+    "time",
+    "qacc",
+    "xpos",
+    "xquat",
+    "cvel",
+    "subtree_com",
+    "site_xpos",
+    "site_xmat",
+    "sensordata",
+    "actuator_force",
+    "cfrc_ext",
+)
 DECIMATION = 4
 
 

@@ -1,1 +1,1 @@
-"""Robot worlds: one module per robot (asset, actuators, default pose, sensors)."""
+"""Robot worlds: one module per robot (asset, default pose, joint groups, feet)."""

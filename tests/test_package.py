@@ -19,8 +19,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None):
     return subprocess.run(
         [sys.executable, "-m", "robolearn", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_version_and_help():
@@ -40,8 +44,12 @@ def test_every_package_is_declared_in_pyproject():
     """A package missing from pyproject's list would silently not install."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     declared = set(pyproject["tool"]["setuptools"]["packages"])
-    mapping = {"robolearn": ROOT / "robolearn", "robolearn.envs": ROOT / "envs",
-               "robolearn.tasks": ROOT / "tasks", "robolearn.assets": ROOT / "assets"}  # fmt: skip
+    mapping = {
+        "robolearn": ROOT / "robolearn",
+        "robolearn.envs": ROOT / "envs",
+        "robolearn.tasks": ROOT / "tasks",
+        "robolearn.assets": ROOT / "assets",
+    }
     found = set()
     for prefix, folder in mapping.items():
         for init in folder.rglob("__init__.py"):
@@ -54,10 +62,22 @@ def test_every_package_is_declared_in_pyproject():
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return next(out.glob("robolearn-*.whl"))
 
 
@@ -73,10 +93,21 @@ def test_wheel_ships_assets_under_robolearn_and_no_top_level_tasks(wheel):
 def test_installed_wheel_works_from_another_folder(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q",
-         "--target", str(target), str(wheel)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(target)}
@@ -85,8 +116,14 @@ def test_installed_wheel_works_from_another_folder(wheel, tmp_path):
         "e = s.make_engine(asset_path('humanoid/scene.xml'), 2, 'cpu'); e.step(2);"
         "print(robolearn.__file__)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=elsewhere, env=env, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().startswith(str(target))
     assert run_cli("--version", cwd=elsewhere, env=env).returncode == 0

@@ -183,8 +183,10 @@ def test_diverged_env_is_reported_once_and_alone(humanoid_scene):
     assert engine.nonfinite().tolist() == [False, False, True, False]
     engine.step(1)
     assert not engine.nonfinite().any()
-    engine.qpos[1, 3] = float("inf")
+    engine.qpos[1, 3] = float("inf")  # a bad state written between steps
+    engine.step(1)
     assert engine.nonfinite().tolist() == [False, True, False, False]
+    assert torch.isfinite(engine.qpos).all()  # MuJoCo reset it
 
 
 @pytest.mark.parametrize("nthread", [1, 2])

@@ -114,3 +114,17 @@ def test_per_env_field_warp_cannot_batch_is_a_clear_error(humanoid_scene):
         RobolearnError, match="MuJoCo Warp cannot hold per-env values of geom_fluid"
     ):
         make_engine(humanoid_scene, 2, "warp-cpu", per_env_fields=["geom_fluid"])
+
+
+def test_humanoid_walk_task_steps_on_warp_cpu():
+    from robolearn.adapters import make_env
+
+    env = make_env("humanoid_walk", num_envs=4, engine="warp-cpu")
+    assert env.engine.name == "warp-cpu"
+    for _ in range(10):
+        obs, reward, *_ = env.step(0.2 * torch.randn(4, env.num_actions))
+    assert obs["policy"].shape == (4, 75) and torch.isfinite(obs["policy"]).all()
+    assert torch.isfinite(reward).all()
+    # the reset path (reset kernel, per-env events, forward) runs on warp too
+    env.reset()
+    assert torch.isfinite(env.obs_buf["critic"]).all()

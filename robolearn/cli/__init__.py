@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _subcommand_modules() -> list:
     """Modules with a ``register(subparsers)`` function, one per subcommand."""
-    return []
+    from robolearn.cli import list_tasks
+
+    return [list_tasks]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

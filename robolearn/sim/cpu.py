@@ -18,12 +18,17 @@ from mujoco import batch as mjbatch
 
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
 
-# Warnings after which MuJoCo has reset a simulation to qpos0 inside mj_step.
+# Warnings after which MuJoCo has reset a simulation to qpos0 inside mj_step (bad qpos,
+# qvel, qacc), or zeroed its controls because they were NaN or beyond 1e10 (bad ctrl): in
+# every case that env's episode no longer follows from the policy's actions.
 _DIVERGENCE_WARNINGS = [
     int(mujoco.mjtWarning.mjWARN_BADQPOS),
     int(mujoco.mjtWarning.mjWARN_BADQVEL),
     int(mujoco.mjtWarning.mjWARN_BADQACC),
+    int(mujoco.mjtWarning.mjWARN_BADCTRL),
 ]
+_DIVERGENCE_FIRST, _DIVERGENCE_END = min(_DIVERGENCE_WARNINGS), max(_DIVERGENCE_WARNINGS) + 1
+assert len(_DIVERGENCE_WARNINGS) == _DIVERGENCE_END - _DIVERGENCE_FIRST
 
 
 def available_cores() -> int:
@@ -85,7 +90,8 @@ class CpuEngine(Engine):
         self._seen_warnings = self._divergence_counts()
 
     def _divergence_counts(self) -> np.ndarray:
-        return self._warnings[:, _DIVERGENCE_WARNINGS, 1].sum(axis=1)
+        # The four warnings are consecutive in mjtWarning: a slice, not a gather.
+        return self._warnings[:, _DIVERGENCE_FIRST:_DIVERGENCE_END, 1].sum(axis=1)
 
     def step(self, nsubsteps: int = 1) -> None:
         try:
@@ -105,17 +111,24 @@ class CpuEngine(Engine):
             self.qpos[env_ids] = qpos
         if qvel is not None:
             self.qvel[env_ids] = qvel
-        self.batch.forward(ids)
         self._failed[ids] = False
         self._seen_warnings[ids] = self._divergence_counts()[ids]
+
+    def forward_envs(self, env_ids: torch.Tensor) -> None:
+        self.batch.forward(env_ids.numpy().astype(np.int32))
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return _tensor(self.batch.expand(name))
 
     def nonfinite(self) -> torch.Tensor:
+        """Envs MuJoCo found diverged (and reset) or failed in since the last call.
+
+        MuJoCo checks qpos, qvel, qacc and ctrl for NaN, infinity and values beyond 1e10
+        in every step and resets a simulation that fails; its warning counters are all we
+        need to read, which is cheaper than scanning the state.
+        """
         counts = self._divergence_counts()
-        reset_by_mujoco = counts != self._seen_warnings
+        flagged = (counts != self._seen_warnings) | self._failed
         self._seen_warnings = counts
-        flagged = reset_by_mujoco | self._failed
         self._failed[:] = False
-        return super().nonfinite() | torch.from_numpy(flagged)
+        return torch.from_numpy(flagged)

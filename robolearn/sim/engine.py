@@ -111,14 +111,19 @@ class Engine(abc.ABC):
         """Recompute every derived field at the current state, for all envs."""
 
     @abc.abstractmethod
+    def forward_envs(self, env_ids: torch.Tensor) -> None:
+        """Recompute derived fields of ``env_ids`` (an engine may do all envs)."""
+
+    @abc.abstractmethod
     def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
-        """Reset ``env_ids`` (sorted, unique, long, on device) and run forward on them."""
+        """Reset ``env_ids`` (sorted, unique, long, on device) to defaults, write qpos, qvel."""
 
     def reset(
         self,
         env_ids: EnvIds = None,
         qpos: torch.Tensor | None = None,
         qvel: torch.Tensor | None = None,
+        forward: bool = True,
     ) -> None:
         """Reset envs to the model's default state, or to the given qpos and qvel.
 
@@ -130,6 +135,8 @@ class Engine(abc.ABC):
             env_ids: env indices or a boolean mask over envs; None resets all.
             qpos: (len(env_ids), nq) positions to start from; None for the model's qpos0.
             qvel: (len(env_ids), nv) velocities; None for zeros.
+            forward: compute derived fields of the reset envs; pass False when more state
+                is written next, then call :meth:`forward_envs`.
         """
         ids = self.env_ids(env_ids)
         if ids.numel() == 0:
@@ -140,6 +147,8 @@ class Engine(abc.ABC):
         if qvel is not None:
             qvel = self._check_rows("qvel", qvel, n, self.model.nv)
         self._reset(ids, qpos, qvel)
+        if forward:
+            self.forward_envs(ids)
 
     # ---- per-env model parameters -----------------------------------------------------
 
@@ -180,15 +189,20 @@ class Engine(abc.ABC):
         constraints and xfrc_applied together (the translational part of cfrc_ext)."""
         return self.cfrc_ext[..., 3:6]
 
-    def body_velocity(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Linear velocity of each body frame's origin and angular velocity, world frame.
+    def body_velocity(
+        self, body_ids: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Linear velocity of body frame origins and angular velocity, world frame.
 
-        Computed from cvel, so it has cvel's timing. Returns (lin, ang), each (N, nbody, 3).
+        Computed from cvel, so it has cvel's timing. Returns (lin, ang), each
+        (N, nbody, 3), or (N, len(body_ids), 3) for the given bodies.
         """
-        ang = self.cvel[..., 0:3]
-        lin_at_com = self.cvel[..., 3:6]
-        offset = self.xpos - self.subtree_com[:, self._root_of_body]
-        return lin_at_com + torch.cross(ang, offset, dim=-1), ang
+        cvel, xpos, root = self.cvel, self.xpos, self._root_of_body
+        if body_ids is not None:
+            cvel, xpos, root = cvel[:, body_ids], xpos[:, body_ids], root[body_ids]
+        ang = cvel[..., 0:3]
+        offset = xpos - self.subtree_com[:, root]
+        return cvel[..., 3:6] + torch.cross(ang, offset, dim=-1), ang
 
     # ---- divergence -------------------------------------------------------------------
 

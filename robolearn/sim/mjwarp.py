@@ -153,6 +153,8 @@ class WarpEngine(Engine):
             self.qpos[env_ids] = qpos
         if qvel is not None:
             self.qvel[env_ids] = qvel
+
+    def forward_envs(self, env_ids: torch.Tensor) -> None:
         # MuJoCo Warp's forward runs every world; it leaves their state (qpos, qvel,
         # warm start) untouched, so envs not reset continue exactly as they would have.
         self.forward()

@@ -1,0 +1,14 @@
+"""A cart on a rail with a pole on a free hinge (``assets/cartpole``).
+
+Joints: ``slider`` (cart position, m, limited to +-2.4) and ``hinge`` (pole angle, rad, 0 is
+upright, unlimited). One motor on the slider: ctrl in [-1, 1] is +-30 N.
+"""
+
+from __future__ import annotations
+
+from robolearn.scene import SceneCfg
+
+
+def cartpole_scene(num_envs: int = 1024) -> SceneCfg:
+    """The cartpole, starting upright at the centre of the rail."""
+    return SceneCfg(model="cartpole/cartpole.xml", num_envs=num_envs)

@@ -1,0 +1,34 @@
+"""The robolearn humanoid on flat ground (``assets/humanoid``).
+
+21 position-controlled joints: per leg hip yaw, roll, pitch, knee, ankle pitch, roll; a
+waist yaw; per arm shoulder pitch, roll, yaw and elbow. Default pose: the ``stand``
+keyframe (knees bent 0.6 rad, pelvis at 0.757 m).
+"""
+
+from __future__ import annotations
+
+from robolearn.scene import SceneCfg
+
+LEG_JOINTS = (
+    ".*_hip_yaw",
+    ".*_hip_roll",
+    ".*_hip_pitch",
+    ".*_knee",
+    ".*_ankle_pitch",
+    ".*_ankle_roll",
+)
+ARM_JOINTS = (".*_shoulder_pitch", ".*_shoulder_roll", ".*_shoulder_yaw", ".*_elbow")
+FEET = ("left_foot", "right_foot")
+STANDING_HEIGHT = 0.757
+"""Pelvis height in the standing keyframe, m."""
+
+
+def humanoid_scene(num_envs: int = 1024) -> SceneCfg:
+    """The humanoid on flat ground, starting from the ``stand`` keyframe."""
+    return SceneCfg(
+        model="humanoid/scene.xml",
+        num_envs=num_envs,
+        keyframe="stand",
+        root_body="pelvis",
+        feet=FEET,
+    )

@@ -1,0 +1,26 @@
+"""The robolearn quadruped on flat ground (``assets/quadruped``).
+
+13.4 kg, 12 position-controlled joints: legs FL, FR, RL, RR, each ``<leg>_hip``
+(abduction), ``<leg>_thigh`` and ``<leg>_calf`` (knee, always negative). Default pose: the
+``stand`` keyframe (trunk at 0.30 m); qpos0 has straight legs past the knee limit, so the
+scene always resets to the keyframe.
+"""
+
+from __future__ import annotations
+
+from robolearn.scene import SceneCfg
+
+FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+STANDING_HEIGHT = 0.30
+"""Trunk height in the standing keyframe, m."""
+
+
+def quadruped_scene(num_envs: int = 1024) -> SceneCfg:
+    """The quadruped on flat ground, starting from the ``stand`` keyframe."""
+    return SceneCfg(
+        model="quadruped/scene.xml",
+        num_envs=num_envs,
+        keyframe="stand",
+        root_body="trunk",
+        feet=FEET,
+    )

@@ -1,0 +1,142 @@
+"""Typed configs: plain dataclasses, saved as YAML and overridden by dotted path.
+
+A task is a tree of dataclasses whose leaves are numbers, strings, tuples, dicts of term
+configs and term functions. ``to_dict`` turns a tree into YAML-safe data (a function becomes
+``"module:qualname"``); ``apply_override`` sets one leaf from a command-line string such as
+``env.rewards.track_lin_vel.weight=2.0``, checking that the path exists and the value fits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from robolearn.errors import RobolearnError, did_you_mean
+
+
+def callable_name(fn: Callable) -> str:
+    """``module:qualname`` of a function or class, the form saved in YAML."""
+    return f"{fn.__module__}:{fn.__qualname__}"
+
+
+def to_dict(obj: Any) -> Any:
+    """A dataclass tree as plain YAML-safe data (dicts, lists, numbers, strings)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, type) or callable(obj):
+        return callable_name(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return repr(obj)
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file and a rename: never half-written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_yaml(obj: Any, path: str | os.PathLike) -> None:
+    """Save a config tree (or plain data) as YAML, atomically."""
+    text = yaml.safe_dump(to_dict(obj), sort_keys=False, default_flow_style=None, width=100)
+    write_atomic(path, text.encode())
+
+
+def _children(node: Any) -> list[str]:
+    if dataclasses.is_dataclass(node):
+        return [f.name for f in dataclasses.fields(node)]
+    if isinstance(node, Mapping):
+        return [str(k) for k in node]
+    return []
+
+
+def _coerce(value: Any, current: Any, path: str) -> Any:
+    """``value`` (parsed YAML) converted to the type of ``current``, or an error."""
+    if current is None or value is None:
+        return value
+    if isinstance(current, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(current, int | float) and isinstance(value, int | float):
+        if isinstance(current, int) and isinstance(value, float) and not value.is_integer():
+            raise RobolearnError(f"{path} is an integer, got {value}")
+        return type(current)(value)
+    elif isinstance(current, str):
+        return str(value)
+    elif isinstance(current, tuple | list) and isinstance(value, list | tuple):
+        if current and len(value) != len(current) and isinstance(current, tuple):
+            raise RobolearnError(f"{path} needs {len(current)} values, got {len(value)}")
+        items = [
+            _coerce(v, current[i] if i < len(current) else None, path) for i, v in enumerate(value)
+        ]
+        return type(current)(items)
+    elif isinstance(current, dict) and isinstance(value, dict):
+        return value
+    raise RobolearnError(
+        f"{path} is a {type(current).__name__} (now {current!r}); cannot set it to {value!r}"
+    )
+
+
+def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None:
+    """Set the leaf at dotted ``path`` under ``root`` from the string ``text``.
+
+    ``text`` is parsed as YAML (``2.0``, ``true``, ``[0.0, 1.5]``, ``null``) and converted to
+    the type of the value it replaces. Raises RobolearnError for an unknown path (naming the
+    valid keys at the point it fails) or a value of the wrong kind.
+    """
+    parts = path.split(".")
+    node = root
+    walked = root_name
+    for i, key in enumerate(parts):
+        walked = f"{walked}.{key}" if walked else key
+        children = _children(node)
+        if key not in children:
+            hint = did_you_mean(key, children)
+            valid = f"; valid: {', '.join(children)}" if children else ""
+            raise RobolearnError(f"unknown config path {walked!r}{hint}{valid}")
+        if i == len(parts) - 1:
+            current = node[key] if isinstance(node, Mapping) else getattr(node, key)
+            try:
+                parsed = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise RobolearnError(f"{walked}: cannot parse {text!r}: {exc}") from exc
+            value = _coerce(parsed, current, walked)
+            if isinstance(node, Mapping):
+                node[key] = value
+            else:
+                setattr(node, key, value)
+            return
+        node = node[key] if isinstance(node, Mapping) else getattr(node, key)
+
+
+def parse_overrides(items: list[str]) -> list[tuple[str, str]]:
+    """``["a.b=1", ...]`` as ``[("a.b", "1"), ...]``; an item without ``=`` is an error."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise RobolearnError(f"override {item!r} is not of the form path.to.field=value")
+        pairs.append((key.strip(), value.strip()))
+    return pairs

@@ -1,0 +1,206 @@
+"""ManagerBasedRLEnv: the env step, read top to bottom from action to observation.
+
+    actions (num_envs, num_actions)
+      -> ActionManager.process_action     scale, offset, clip into actuator targets
+      -> ActionManager.apply_action        write ctrl (a view of engine memory)
+      -> engine.step(decimation)           targets are constant over the substeps
+      -> divergence guard                  envs whose physics went non-finite
+      -> TerminationManager                failures and time-outs, kept apart
+      -> RewardManager                     weighted terms x step_dt, episode sums
+      -> reset the finished envs           curriculum, events "reset", commands, logs
+      -> CommandManager, EventManager      resampling timers, "interval" events
+      -> ObservationManager                groups: noise, clip, scale, history
+    -> obs, reward, terminated, time_outs, extras
+
+Everything is batched over envs on the engine's device; there is no Python loop over envs.
+An env whose state goes non-finite is reset like a terminated one (counted in
+``extras["log"]["Episode_Termination/nonfinite"]``), its reward for the step is zeroed, and
+the other envs carry on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.managers import (
+    ActionManager,
+    ActionTermCfg,
+    CommandManager,
+    CommandTermCfg,
+    CurriculumManager,
+    CurriculumTermCfg,
+    EventManager,
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationManager,
+    RewardManager,
+    RewardTermCfg,
+    TerminationManager,
+    TerminationTermCfg,
+)
+from robolearn.scene import Scene, SceneCfg, SimCfg
+
+
+@dataclass
+class ManagerBasedRLEnvCfg:
+    """A task: the world, the timing, and the terms of each manager.
+
+    Rewards are scaled by the env step's duration (``physics_dt x decimation``); see
+    :mod:`robolearn.managers.reward`.
+    """
+
+    scene: SceneCfg = field(default_factory=SceneCfg)
+    """The MJCF, number of envs and default state."""
+    sim: SimCfg = field(default_factory=SimCfg)
+    """The engine and its settings."""
+    decimation: int = 4
+    """Physics steps per env (policy) step."""
+    episode_length_s: float = 20.0
+    """Episode length in seconds, after which the ``time_out`` termination fires."""
+    seed: int = 42
+    """Seeds torch's generators when the env is built; every random term draws from them."""
+    actions: dict[str, ActionTermCfg] = field(default_factory=dict)
+    """Action terms, in the order their slices appear in the action vector."""
+    observations: dict[str, ObservationGroupCfg] = field(default_factory=dict)
+    """Observation groups (``policy``, optionally ``critic``)."""
+    rewards: dict[str, RewardTermCfg] = field(default_factory=dict)
+    """Reward terms; each step's reward is the sum of weight x value x step_dt."""
+    terminations: dict[str, TerminationTermCfg] = field(default_factory=dict)
+    """Termination terms; at least one must be a ``time_out``."""
+    events: dict[str, EventTermCfg] = field(default_factory=dict)
+    """Startup, reset and interval events (randomization, pushes, initial states)."""
+    commands: dict[str, CommandTermCfg] = field(default_factory=dict)
+    """Command terms (e.g. base velocity)."""
+    curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
+    """Curriculum terms, evaluated for the envs that reset."""
+
+
+class ManagerBasedRLEnv:
+    """Many envs of one task, stepped together on one device."""
+
+    def __init__(self, cfg: ManagerBasedRLEnvCfg) -> None:
+        if not isinstance(cfg.decimation, int) or cfg.decimation < 1:
+            raise RobolearnError(f"decimation must be an integer >= 1, got {cfg.decimation!r}")
+        if not cfg.episode_length_s > 0:
+            raise RobolearnError(f"episode_length_s must be > 0, got {cfg.episode_length_s}")
+        self.cfg = cfg
+        torch.manual_seed(cfg.seed)
+        self.scene = Scene(cfg.scene, cfg.sim)
+        self.engine = self.scene.engine
+        self.num_envs = self.scene.num_envs
+        self.device = self.engine.device
+        self.physics_dt = self.engine.physics_dt
+        self.step_dt = self.physics_dt * cfg.decimation
+        self.max_episode_length_s = cfg.episode_length_s
+        self.max_episode_length = math.ceil(cfg.episode_length_s / self.step_dt)
+        self.all_env_ids = torch.arange(self.num_envs, device=self.device)
+        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        """(N,) env steps since each env's last reset."""
+        self.common_step_counter = 0
+        """Env steps taken since the env was built (the same for all envs)."""
+        self.nonfinite_resets = 0
+        """Envs reset because their physics went non-finite, since the env was built."""
+        self.record_final_obs = False
+        """Put each step's pre-reset observations in ``extras["final_obs"]`` (costs one more
+        observation pass per step; the gymnasium adapter turns it on)."""
+        self.extras: dict = {"log": {}}
+
+        # Commands first: observations and rewards read them while the others are built.
+        self.command_manager = CommandManager(cfg.commands, self)
+        self.action_manager = ActionManager(cfg.actions, self)
+        self.event_manager = EventManager(cfg.events, self)
+        self.termination_manager = TerminationManager(cfg.terminations, self)
+        self.reward_manager = RewardManager(cfg.rewards, self)
+        self.curriculum_manager = CurriculumManager(cfg.curriculum, self)
+        self.event_manager.apply("startup")
+        self._reset_envs(self.all_env_ids)
+        self.observation_manager = ObservationManager(cfg.observations, self)
+        self.obs_buf = self.observation_manager.compute()
+        self.reset_terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self.reset_time_outs = torch.zeros_like(self.reset_terminated)
+
+    # ---- sizes ------------------------------------------------------------------------
+
+    @property
+    def num_actions(self) -> int:
+        return self.action_manager.total_action_dim
+
+    # ---- the step ---------------------------------------------------------------------
+
+    def step(self, action: torch.Tensor):
+        """Advance every env by one policy step.
+
+        Returns:
+            (obs, reward, terminated, time_outs, extras): obs is a dict of groups; reward
+            (N,) float32; terminated and time_outs (N,) bool; extras["log"] holds episode
+            statistics of the envs that reset in this step.
+        """
+        self.action_manager.process_action(action.to(self.device))
+        self.action_manager.apply_action()
+        self.engine.step(self.cfg.decimation)
+        self.scene.invalidate()
+
+        self.episode_length_buf += 1
+        self.common_step_counter += 1
+        diverged = self.engine.nonfinite()
+
+        dones = self.termination_manager.compute() | diverged
+        self.reset_terminated = self.termination_manager.terminated | diverged
+        self.reset_time_outs = self.termination_manager.time_outs & ~diverged
+        reward = self.reward_manager.compute(self.step_dt)
+        # A diverged env's reward terms read NaN state: its step earns nothing.
+        reward = torch.where(diverged, torch.zeros_like(reward), reward)
+
+        self.extras = {"log": {}}
+        reset_ids = dones.nonzero().flatten()
+        if self.record_final_obs:
+            # The observation the finished episodes ended in, before their reset overwrites
+            # it (gymnasium's same-step autoreset hands it out). History terms repeat the
+            # current value here rather than advancing their history.
+            self.extras["final_obs"] = self.observation_manager.compute(update_history=False)
+        if reset_ids.numel() > 0:
+            self.extras["log"]["Episode_Termination/nonfinite"] = diverged[reset_ids].sum()
+            self.nonfinite_resets += int(diverged.sum())
+            self._reset_envs(reset_ids)
+
+        self.command_manager.compute(self.step_dt)
+        if self.event_manager.has_mode("interval"):
+            self.event_manager.apply("interval", dt=self.step_dt)
+            self.scene.invalidate()
+        self.obs_buf = self.observation_manager.compute()
+        return self.obs_buf, reward, self.reset_terminated, self.reset_time_outs, self.extras
+
+    def _reset_envs(self, env_ids: torch.Tensor) -> None:
+        """Start new episodes in ``env_ids``: curriculum, physics, events, managers, logs."""
+        log = self.extras.setdefault("log", {})
+        log.update(self.curriculum_manager.compute(env_ids))
+        qpos = self.scene.default_qpos.expand(env_ids.numel(), -1)
+        self.engine.reset(env_ids, qpos=qpos, forward=False)
+        self.engine.ctrl[env_ids] = self.scene.default_ctrl
+        self.event_manager.apply("reset", env_ids)
+        self.engine.forward_envs(env_ids)
+        self.scene.invalidate()
+        log.update(self.action_manager.reset(env_ids))
+        log.update(self.reward_manager.reset(env_ids))
+        log.update(self.termination_manager.reset(env_ids))
+        log.update(self.command_manager.reset(env_ids))
+        log.update(self.event_manager.reset(env_ids))
+        if hasattr(self, "observation_manager"):
+            log.update(self.observation_manager.reset(env_ids))
+        self.episode_length_buf[env_ids] = 0
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+        """Reset every env (reseeding torch first if ``seed`` is given); returns (obs, extras)."""
+        if seed is not None:
+            torch.manual_seed(seed)
+        self.extras = {"log": {}}
+        self._reset_envs(self.all_env_ids)
+        self.obs_buf = self.observation_manager.compute()
+        return self.obs_buf, self.extras
+
+    def close(self) -> None:
+        """Release the engine (its memory goes when the env is garbage collected)."""

@@ -1,0 +1,64 @@
+"""Managers: each turns a dict of term configs into one part of the env step.
+
+Term vocabulary follows Isaac Lab (``RewardTermCfg(func, weight, params)``, observation
+groups, event modes startup/reset/interval, ``time_out`` terminations), so tasks port over.
+"""
+
+from robolearn.managers.action import (
+    ActionManager,
+    ActionTermCfg,
+    JointEffortActionCfg,
+    JointPositionActionCfg,
+)
+from robolearn.managers.base import ManagerTerm, TermCfg
+from robolearn.managers.command import (
+    CommandManager,
+    CommandTerm,
+    CommandTermCfg,
+    UniformVelocityCommand,
+    UniformVelocityCommandCfg,
+    VelocityRanges,
+    register_command,
+)
+from robolearn.managers.curriculum import CurriculumManager, CurriculumTermCfg
+from robolearn.managers.event import EventManager, EventTermCfg
+from robolearn.managers.observation import (
+    NoiseCfg,
+    ObservationGroupCfg,
+    ObservationManager,
+    ObservationTermCfg,
+    gaussian_noise,
+    uniform_noise,
+)
+from robolearn.managers.reward import RewardManager, RewardTermCfg
+from robolearn.managers.termination import TerminationManager, TerminationTermCfg
+
+__all__ = [
+    "ActionManager",
+    "ActionTermCfg",
+    "CommandManager",
+    "CommandTerm",
+    "CommandTermCfg",
+    "CurriculumManager",
+    "CurriculumTermCfg",
+    "EventManager",
+    "EventTermCfg",
+    "JointEffortActionCfg",
+    "JointPositionActionCfg",
+    "ManagerTerm",
+    "NoiseCfg",
+    "ObservationGroupCfg",
+    "ObservationManager",
+    "ObservationTermCfg",
+    "RewardManager",
+    "RewardTermCfg",
+    "TermCfg",
+    "TerminationManager",
+    "TerminationTermCfg",
+    "UniformVelocityCommand",
+    "UniformVelocityCommandCfg",
+    "VelocityRanges",
+    "gaussian_noise",
+    "register_command",
+    "uniform_noise",
+]

@@ -1,0 +1,164 @@
+"""Actions: the policy's output turned into actuator controls.
+
+``process_action`` runs once per env step (scale, offset, clip); ``apply_action`` writes the
+result into the engine's ``ctrl`` view. Position and effort targets are constant over the
+decimation substeps, so the env writes ctrl once and steps the engine ``decimation`` times in
+one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import mujoco
+import torch
+
+from robolearn.errors import RobolearnError
+
+if TYPE_CHECKING:
+    from robolearn.env import ManagerBasedRLEnv
+
+
+@dataclass
+class ActionTermCfg:
+    """Which actuators an action term drives; subclasses say how."""
+
+    actuators: str | Sequence[str] = ".*"
+    """Regexes over actuator names; matching actuators are driven in model order."""
+    scale: float = 1.0
+    """Multiplies the policy's action before the offset is added."""
+    clip: tuple[float, float] | None = None
+    """Clip the policy's raw action to (low, high) before scaling; None: no clip."""
+
+
+@dataclass
+class JointPositionActionCfg(ActionTermCfg):
+    """Joint position targets for MuJoCo ``<position>`` actuators.
+
+    target = offset + scale * action, where offset is each env's default joint position
+    (``use_default_offset``) or 0. The actuator's own PD gains track the target.
+    """
+
+    scale: float = 0.5
+    """Radians (or metres) of target per unit of action."""
+    use_default_offset: bool = True
+    """Add the default joint position, so action 0 holds the default pose."""
+
+
+@dataclass
+class JointEffortActionCfg(ActionTermCfg):
+    """Direct controls for ``<motor>`` actuators: ctrl = scale * action."""
+
+
+class ActionTerm:
+    """One group of actuators driven by a slice of the action vector."""
+
+    def __init__(self, cfg: ActionTermCfg, env: ManagerBasedRLEnv, name: str) -> None:
+        self.cfg = cfg
+        self.name = name
+        self.env = env
+        scene = env.scene
+        self.actuator_ids = torch.as_tensor(
+            scene.actuator_ids(cfg.actuators), device=env.device, dtype=torch.long
+        )
+        self.action_dim = len(self.actuator_ids)
+        self.raw_actions = torch.zeros(env.num_envs, self.action_dim, device=env.device)
+        self.processed_actions = torch.zeros_like(self.raw_actions)
+        self._ctrl = env.engine.ctrl
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        self.raw_actions[:] = actions
+        if self.cfg.clip is not None:
+            actions = actions.clamp(*self.cfg.clip)
+        self.processed_actions[:] = self._offset() + self.cfg.scale * actions
+
+    def _offset(self) -> torch.Tensor | float:
+        return 0.0
+
+    def apply_actions(self) -> None:
+        self._ctrl[:, self.actuator_ids] = self.processed_actions.to(self._ctrl.dtype)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.raw_actions[env_ids] = 0.0
+
+
+class JointPositionAction(ActionTerm):
+    """Position targets around each env's default joint positions."""
+
+    def __init__(self, cfg: JointPositionActionCfg, env: ManagerBasedRLEnv, name: str) -> None:
+        super().__init__(cfg, env, name)
+        m = env.scene.model
+        joint_of = env.scene.actuator_joint[self.actuator_ids]
+        bad = [
+            env.scene.actuator_names[a]
+            for a, j in zip(self.actuator_ids.tolist(), joint_of.tolist(), strict=True)
+            if j < 0 or int(m.actuator_biastype[a]) != int(mujoco.mjtBias.mjBIAS_AFFINE)
+        ]
+        if bad:
+            raise RobolearnError(
+                f"actions.{name}: joint position actions need <position> actuators on a joint; "
+                f"not such: {', '.join(bad)}"
+            )
+        self.joint_ids = joint_of
+
+    def _offset(self) -> torch.Tensor | float:
+        if not self.cfg.use_default_offset:
+            return 0.0
+        return self.env.scene.default_joint_pos[:, self.joint_ids]
+
+
+class JointEffortAction(ActionTerm):
+    """Motor commands (force or torque after the actuator's gear)."""
+
+
+_TERMS: dict[type, type[ActionTerm]] = {
+    JointPositionActionCfg: JointPositionAction,
+    JointEffortActionCfg: JointEffortAction,
+}
+
+
+class ActionManager:
+    """Splits the policy's action vector among the action terms, in config order."""
+
+    def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagerBasedRLEnv) -> None:
+        if not cfg:
+            raise RobolearnError("a task needs at least one action term")
+        self.terms: dict[str, ActionTerm] = {}
+        for name, term_cfg in cfg.items():
+            term_cls = _TERMS.get(type(term_cfg))
+            if term_cls is None:
+                raise RobolearnError(
+                    f"actions.{name}: unknown action config {type(term_cfg).__name__}; "
+                    f"valid: {', '.join(c.__name__ for c in _TERMS)}"
+                )
+            self.terms[name] = term_cls(term_cfg, env, name)
+        self.total_action_dim = sum(t.action_dim for t in self.terms.values())
+        self.action = torch.zeros(env.num_envs, self.total_action_dim, device=env.device)
+        """(N, total_action_dim) the latest raw action from the policy."""
+        self.prev_action = torch.zeros_like(self.action)
+        """(N, total_action_dim) the raw action one env step earlier."""
+
+    def process_action(self, action: torch.Tensor) -> None:
+        if action.shape != self.action.shape:
+            raise RobolearnError(
+                f"action must have shape {tuple(self.action.shape)}, got {tuple(action.shape)}"
+            )
+        self.prev_action[:] = self.action
+        self.action[:] = action
+        start = 0
+        for term in self.terms.values():
+            term.process_actions(self.action[:, start : start + term.action_dim])
+            start += term.action_dim
+
+    def apply_action(self) -> None:
+        for term in self.terms.values():
+            term.apply_actions()
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        self.action[env_ids] = 0.0
+        self.prev_action[env_ids] = 0.0
+        for term in self.terms.values():
+            term.reset(env_ids)
+        return {}

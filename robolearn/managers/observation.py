@@ -1,0 +1,197 @@
+"""Observations: groups of terms (e.g. ``policy`` and ``critic``), each a flat float32 tensor.
+
+Per term, in this order: compute, add noise (if the group enables corruption), clip, scale,
+then keep a history of ``history_length`` steps (oldest first, flattened). A group
+concatenates its terms along the last dimension in config order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.managers.base import (
+    ManagerTerm,
+    TermCfg,
+    check_term_output,
+    reset_term,
+    resolve_term,
+)
+
+if TYPE_CHECKING:
+    from robolearn.env import ManagerBasedRLEnv
+
+
+@dataclass
+class NoiseCfg:
+    """Additive noise on an observation term."""
+
+    kind: str = "uniform"
+    """``uniform`` (in [low, high)) or ``gaussian`` (mean 0, std ``std``)."""
+    low: float = -0.0
+    """Lower bound of uniform noise."""
+    high: float = 0.0
+    """Upper bound of uniform noise."""
+    std: float = 0.0
+    """Standard deviation of gaussian noise."""
+
+
+def uniform_noise(low: float, high: float) -> NoiseCfg:
+    """Uniform additive noise in [low, high)."""
+    return NoiseCfg(kind="uniform", low=low, high=high)
+
+
+def gaussian_noise(std: float) -> NoiseCfg:
+    """Zero-mean gaussian additive noise."""
+    return NoiseCfg(kind="gaussian", std=std)
+
+
+@dataclass
+class ObservationTermCfg(TermCfg):
+    """One observation: ``func(env, **params)`` -> (num_envs, k) or (num_envs,)."""
+
+    noise: NoiseCfg | None = None
+    """Noise added when the group's ``enable_corruption`` is on (training), not at play."""
+    clip: tuple[float, float] | None = None
+    """Clip to (low, high) after noise."""
+    scale: float | None = None
+    """Multiply by this after clipping."""
+    history_length: int = 0
+    """Keep the last N values (flattened, oldest first); 0 for the current value only."""
+
+
+@dataclass
+class ObservationGroupCfg:
+    """A named group of observation terms, delivered as one tensor."""
+
+    terms: dict[str, ObservationTermCfg] = field(default_factory=dict)
+    """Terms in the order they are concatenated."""
+    enable_corruption: bool = False
+    """Apply each term's noise (typically on for the policy group while training)."""
+    history_length: int | None = None
+    """If set, overrides every term's ``history_length`` in this group."""
+
+
+class _History:
+    """A ring of the last ``length`` values of one term, per env."""
+
+    def __init__(self, length: int, num_envs: int, dim: int, device) -> None:
+        self.length = length
+        self.buffer = torch.zeros(num_envs, length, dim, device=device)
+        self.fresh = torch.ones(num_envs, dtype=torch.bool, device=device)
+
+    def push(self, value: torch.Tensor) -> torch.Tensor:
+        self.buffer = torch.roll(self.buffer, shifts=-1, dims=1)
+        self.buffer[:, -1] = value
+        # After a reset the whole history is the first new value, not the old episode's.
+        self.buffer = torch.where(self.fresh[:, None, None], value[:, None, :], self.buffer)
+        self.fresh.zero_()
+        return self.buffer.flatten(1)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.fresh[env_ids] = True
+
+
+class ObservationManager:
+    """Computes every observation group; ``group_dims`` gives each group's width."""
+
+    def __init__(self, cfg: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv) -> None:
+        if not cfg:
+            raise RobolearnError("a task needs at least one observation group (e.g. 'policy')")
+        self.env = env
+        self.cfg = cfg
+        self._terms: dict[str, list[tuple[str, ObservationTermCfg, object]]] = {}
+        for group_name, group in cfg.items():
+            if not group.terms:
+                raise RobolearnError(f"observations.{group_name} has no terms")
+            self._terms[group_name] = [
+                (name, tcfg, resolve_term(tcfg, env, f"observations.{group_name}.{name}"))
+                for name, tcfg in group.terms.items()
+            ]
+        self._histories: dict[tuple[str, str], _History] = {}
+        self.term_dims: dict[str, dict[str, int]] = {}
+        self.group_dims: dict[str, int] = {}
+        sample = self.compute(update_history=False)
+        for group_name, value in sample.items():
+            self.group_dims[group_name] = value.shape[-1]
+
+    def _history_length(self, group: str, tcfg: ObservationTermCfg) -> int:
+        override = self.cfg[group].history_length
+        return tcfg.history_length if override is None else override
+
+    def compute(self, update_history: bool = True) -> dict[str, torch.Tensor]:
+        """Every group as a (num_envs, dim) float32 tensor."""
+        out: dict[str, torch.Tensor] = {}
+        n = self.env.num_envs
+        # Groups often share terms (a critic sees what the policy sees, without noise):
+        # each distinct (function, params) is evaluated once per call.
+        raw: dict[tuple, torch.Tensor] = {}
+        for group_name, terms in self._terms.items():
+            corrupt = self.cfg[group_name].enable_corruption
+            parts = []
+            dims = self.term_dims.setdefault(group_name, {})
+            for name, tcfg, fn in terms:
+                key = _term_key(fn, tcfg.params)
+                value = raw.get(key) if key is not None else None
+                if value is None:
+                    where = f"observations.{group_name}.{name}"
+                    value = check_term_output(fn(self.env, **tcfg.params), n, where).float()
+                    if key is not None:
+                        raw[key] = value
+                if value.dim() == 1:
+                    value = value.unsqueeze(-1)
+                if corrupt and tcfg.noise is not None:
+                    value = value + _noise(tcfg.noise, value)
+                if tcfg.clip is not None:
+                    value = value.clamp(*tcfg.clip)
+                if tcfg.scale is not None:
+                    value = value * tcfg.scale
+                length = self._history_length(group_name, tcfg)
+                if length > 0:
+                    key = (group_name, name)
+                    if key not in self._histories:
+                        self._histories[key] = _History(length, n, value.shape[-1], value.device)
+                    history = self._histories[key]
+                    value = history.push(value) if update_history else value.repeat(1, length)
+                dims[name] = value.shape[-1]
+                parts.append(value)
+            out[group_name] = torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
+        return out
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        for history in self._histories.values():
+            history.reset(env_ids)
+        for terms in self._terms.values():
+            for _, _, fn in terms:
+                reset_term(fn, env_ids)
+        return {}
+
+
+def _term_key(fn: object, params: dict) -> tuple | None:
+    """A key identifying a stateless term's output, or None if it cannot be shared."""
+    if isinstance(fn, ManagerTerm):
+        return None  # stateful: its state advances once per call
+    try:
+        return (fn, *sorted((k, _hashable(v)) for k, v in params.items()))
+    except TypeError:
+        return None
+
+
+def _hashable(value: object) -> object:
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    hash(value)
+    return value
+
+
+def _noise(cfg: NoiseCfg, like: torch.Tensor) -> torch.Tensor:
+    if cfg.kind == "uniform":
+        return cfg.low + (cfg.high - cfg.low) * torch.rand_like(like)
+    if cfg.kind == "gaussian":
+        return cfg.std * torch.randn_like(like)
+    raise RobolearnError(f"noise kind {cfg.kind!r} is not one of: uniform, gaussian")

@@ -1,0 +1,66 @@
+"""Terminations: failure terms end an episode; time-out terms truncate it.
+
+The two are kept apart so the learner can bootstrap the value of a truncated episode (a time
+out is not the robot's fault) and not of a failed one. ``Episode_Termination/<term>`` logs how
+many of the envs that reset ended by each term.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.managers.base import TermCfg, reset_term, resolve_term
+
+if TYPE_CHECKING:
+    from robolearn.env import ManagerBasedRLEnv
+
+
+@dataclass
+class TerminationTermCfg(TermCfg):
+    """A termination: ``func(env, **params)`` -> (num_envs,) bool."""
+
+    time_out: bool = False
+    """True for a truncation (episode length, leaving the arena); False for a failure."""
+
+
+class TerminationManager:
+    def __init__(self, cfg: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv) -> None:
+        if not any(t.time_out for t in cfg.values()):
+            raise RobolearnError(
+                "a task needs a time-out termination (e.g. mdp.time_out with time_out=True)"
+            )
+        self.env = env
+        self.cfg = cfg
+        self.term_names = list(cfg)
+        self._terms = {
+            name: resolve_term(t, env, f"terminations.{name}") for name, t in cfg.items()
+        }
+        n, dev = env.num_envs, env.device
+        self.term_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
+        """(N, num_terms): which terms fired in the latest step."""
+        self._time_out_cols = torch.tensor([t.time_out for t in cfg.values()], device=dev)
+        self.terminated = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
+
+    def compute(self) -> torch.Tensor:
+        """Evaluate every term; returns terminated | time_outs."""
+        for i, (name, fn) in enumerate(self._terms.items()):
+            value = fn(self.env, **self.cfg[name].params)
+            if value.shape != (self.env.num_envs,):
+                raise RobolearnError(f"terminations.{name} must return (num_envs,) bools")
+            self.term_dones[:, i] = value.bool()
+        self.time_outs = self.term_dones[:, self._time_out_cols].any(-1)
+        self.terminated = self.term_dones[:, ~self._time_out_cols].any(-1)
+        return self.terminated | self.time_outs
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        counts = self.term_dones[env_ids].sum(0)
+        log = {f"Episode_Termination/{name}": counts[i] for i, name in enumerate(self.term_names)}
+        for fn in self._terms.values():
+            reset_term(fn, env_ids)
+        self.term_dones[env_ids] = False
+        return log

@@ -1,0 +1,90 @@
+"""Batched rotation helpers on torch tensors.
+
+Quaternions are MuJoCo's order everywhere in robolearn: ``(w, x, y, z)``, unit norm, the
+rotation from a body's frame to the world frame. Every function takes leading batch
+dimensions and works on any device and float dtype.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def quat_rotate(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Rotate vectors ``v`` (..., 3) from body frame to world frame by quaternions ``q``."""
+    w, u = q[..., :1], q[..., 1:]
+    t = 2.0 * torch.cross(u, v, dim=-1)
+    return v + w * t + torch.cross(u, t, dim=-1)
+
+
+def quat_rotate_inverse(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Rotate world-frame vectors ``v`` (..., 3) into the frame of quaternions ``q``."""
+    w, u = q[..., :1], -q[..., 1:]
+    t = 2.0 * torch.cross(u, v, dim=-1)
+    return v + w * t + torch.cross(u, t, dim=-1)
+
+
+def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Hamilton product ``a * b`` (apply ``b``, then ``a``)."""
+    aw, ax, ay, az = a.unbind(-1)
+    bw, bx, by, bz = b.unbind(-1)
+    return torch.stack(
+        (
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ),
+        dim=-1,
+    )
+
+
+def quat_conjugate(q: torch.Tensor) -> torch.Tensor:
+    """The inverse rotation of unit quaternions."""
+    return torch.cat((q[..., :1], -q[..., 1:]), dim=-1)
+
+
+def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
+    """Heading angle (rotation about world z) of quaternions, in (-pi, pi]."""
+    w, x, y, z = q.unbind(-1)
+    return torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def quat_from_yaw(yaw: torch.Tensor) -> torch.Tensor:
+    """Quaternions of rotations by ``yaw`` about world z."""
+    half = 0.5 * yaw
+    zero = torch.zeros_like(half)
+    return torch.stack((torch.cos(half), zero, zero, torch.sin(half)), dim=-1)
+
+
+def yaw_quat(q: torch.Tensor) -> torch.Tensor:
+    """The heading-only part of quaternions (roll and pitch removed)."""
+    return quat_from_yaw(yaw_from_quat(q))
+
+
+def quat_from_euler_xyz(roll: torch.Tensor, pitch: torch.Tensor, yaw: torch.Tensor) -> torch.Tensor:
+    """Quaternions from roll (x), pitch (y), yaw (z) angles: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr = torch.cos(roll * 0.5), torch.sin(roll * 0.5)
+    cp, sp = torch.cos(pitch * 0.5), torch.sin(pitch * 0.5)
+    cy, sy = torch.cos(yaw * 0.5), torch.sin(yaw * 0.5)
+    return torch.stack(
+        (
+            cr * cp * cy + sr * sp * sy,
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+        ),
+        dim=-1,
+    )
+
+
+def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
+    """Angles wrapped into [-pi, pi)."""
+    return torch.remainder(angle + torch.pi, 2 * torch.pi) - torch.pi
+
+
+def sample_uniform(
+    lo: float | torch.Tensor, hi: float | torch.Tensor, shape: tuple[int, ...], device
+) -> torch.Tensor:
+    """Uniform samples in [lo, hi) of ``shape`` (float32) on ``device``."""
+    return lo + (hi - lo) * torch.rand(shape, device=device)

@@ -1,0 +1,180 @@
+"""Event terms: ``fn(env, env_ids, **params)``, changing state or model for ``env_ids``.
+
+Ranges are dicts over the axes ``x, y, z, roll, pitch, yaw`` (missing axes are 0) or
+``(low, high)`` tuples; values are drawn uniformly per env. Randomized model parameters are
+drawn around the model's own values every time, so they never drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.math import quat_from_euler_xyz, quat_mul, sample_uniform
+
+if TYPE_CHECKING:
+    from robolearn.env import ManagerBasedRLEnv
+
+AXES = ("x", "y", "z", "roll", "pitch", "yaw")
+
+
+def _axis_ranges(ranges: dict[str, tuple[float, float]], where: str, device) -> torch.Tensor:
+    unknown = set(ranges) - set(AXES)
+    if unknown:
+        raise RobolearnError(f"{where}: unknown axes {sorted(unknown)}; valid: {', '.join(AXES)}")
+    return torch.tensor([ranges.get(a, (0.0, 0.0)) for a in AXES], device=device)
+
+
+def _sample_axes(ranges: dict, n: int, where: str, device) -> torch.Tensor:
+    r = _axis_ranges(ranges, where, device)
+    return r[:, 0] + (r[:, 1] - r[:, 0]) * torch.rand(n, 6, device=device)
+
+
+def reset_root_state_uniform(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    pose_range: dict[str, tuple[float, float]],
+    velocity_range: dict[str, tuple[float, float]] | None = None,
+) -> None:
+    """Place the root at the default pose plus a uniform offset, with a uniform velocity.
+
+    ``pose_range`` offsets position (m) and orientation (rad, roll pitch yaw applied in the
+    world after the default orientation); ``velocity_range`` gives linear (world, m/s) and
+    angular (rad/s) velocity.
+    """
+    scene, e = env.scene, env.engine
+    scene._require_root()
+    n = env_ids.numel()
+    pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
+    default = scene.default_qpos
+    pos = default[0:3] + pose[:, 0:3].to(e.dtype)
+    delta = quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]).to(e.dtype)
+    quat = quat_mul(delta, default[3:7].expand(n, 4))
+    e.qpos[env_ids, 0:7] = torch.cat((pos, quat), dim=-1)
+    if velocity_range:
+        vel = _sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
+        # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
+        from robolearn.math import quat_rotate_inverse
+
+        ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
+        e.qvel[env_ids, 0:6] = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
+
+
+def reset_joints_by_scale(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    position_range: tuple[float, float] = (1.0, 1.0),
+    velocity_range: tuple[float, float] = (0.0, 0.0),
+    joints: str | Sequence[str] = ".*",
+) -> None:
+    """Joint positions = default x uniform(position_range), clamped to the joint limits;
+    velocities uniform in ``velocity_range``."""
+    _reset_joints(env, env_ids, joints, position_range, velocity_range, scale=True)
+
+
+def reset_joints_by_offset(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    position_range: tuple[float, float] = (0.0, 0.0),
+    velocity_range: tuple[float, float] = (0.0, 0.0),
+    joints: str | Sequence[str] = ".*",
+) -> None:
+    """Joint positions = default + uniform(position_range), clamped to the joint limits;
+    velocities uniform in ``velocity_range``."""
+    _reset_joints(env, env_ids, joints, position_range, velocity_range, scale=False)
+
+
+def _reset_joints(env, env_ids, joints, position_range, velocity_range, scale: bool) -> None:
+    scene, e = env.scene, env.engine
+    ids = scene.index("joint", joints)
+    n, k = env_ids.numel(), ids.numel()
+    default = scene.default_joint_pos[env_ids][:, ids]
+    draw = sample_uniform(*position_range, (n, k), env.device)
+    pos = default * draw if scale else default + draw
+    limits = scene.joint_pos_limits[ids]
+    pos = torch.maximum(torch.minimum(pos, limits[:, 1]), limits[:, 0])
+    vel = sample_uniform(*velocity_range, (n, k), env.device)
+    rows = env_ids.unsqueeze(-1)
+    e.qpos[rows, scene.joint_qpos_adr[ids]] = pos.to(e.dtype)
+    e.qvel[rows, scene.joint_dof_adr[ids]] = vel.to(e.dtype)
+
+
+def push_by_setting_velocity(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, velocity_range: dict[str, tuple[float, float]]
+) -> None:
+    """Push the base: add a uniform velocity (linear world m/s; angular rad/s, base frame)."""
+    env.scene._require_root()
+    e = env.engine
+    dv = _sample_axes(velocity_range, env_ids.numel(), "push_by_setting_velocity", env.device)
+    e.qvel[env_ids, 0:6] += dv.to(e.dtype)
+
+
+def randomize_friction(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    friction_range: tuple[float, float],
+    geoms: str | Sequence[str] = ".*",
+) -> None:
+    """Sliding friction of ``geoms`` = uniform(friction_range), one draw per env.
+
+    MuJoCo combines the two geoms of a contact with the max, so randomizing the robot's
+    geoms (not the floor's) sets the contact friction whenever it exceeds the floor's.
+    """
+    ids = env.scene.index("geom", geoms)
+    field = env.engine.model_field("geom_friction")
+    draw = sample_uniform(*friction_range, (env_ids.numel(), 1), env.device)
+    field[env_ids.unsqueeze(-1), ids, 0] = draw.to(field.dtype).expand(-1, ids.numel())
+
+
+def randomize_body_mass(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bodies: str | Sequence[str],
+    mass_range: tuple[float, float],
+    operation: str = "add",
+) -> None:
+    """Mass of ``bodies`` = nominal + uniform(mass_range) kg (``add``) or nominal x it
+    (``scale``); one draw per body per env."""
+    if operation not in ("add", "scale"):
+        raise RobolearnError(
+            f"randomize_body_mass: operation must be add or scale, got {operation!r}"
+        )
+    ids = env.scene.index("body", bodies)
+    nominal = env.scene.nominal("body_mass")[ids]
+    draw = sample_uniform(*mass_range, (env_ids.numel(), ids.numel()), env.device)
+    mass = nominal + draw if operation == "add" else nominal * draw
+    field = env.engine.model_field("body_mass")
+    field[env_ids.unsqueeze(-1), ids] = mass.clamp(min=1e-3).to(field.dtype)
+
+
+def randomize_actuator_gains(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    stiffness_scale: tuple[float, float],
+    damping_scale: tuple[float, float],
+    actuators: str | Sequence[str] = ".*",
+) -> None:
+    """Scale the kp and kv of ``<position>`` actuators by uniform draws, per actuator per env.
+
+    A position actuator's force is kp (ctrl - q) - kv qdot: gainprm[0] = kp,
+    biasprm[1] = -kp, biasprm[2] = -kv.
+    """
+    ids = env.scene.index("actuator", actuators)
+    n, k = env_ids.numel(), ids.numel()
+    gain, bias = (
+        env.engine.model_field("actuator_gainprm"),
+        env.engine.model_field("actuator_biasprm"),
+    )
+    kp = env.scene.nominal("actuator_gainprm")[ids, 0] * sample_uniform(
+        *stiffness_scale, (n, k), env.device
+    )
+    kv = -env.scene.nominal("actuator_biasprm")[ids, 2] * sample_uniform(
+        *damping_scale, (n, k), env.device
+    )
+    rows = env_ids.unsqueeze(-1)
+    gain[rows, ids, 0] = kp.to(gain.dtype)
+    bias[rows, ids, 1] = -kp.to(bias.dtype)
+    bias[rows, ids, 2] = -kv.to(bias.dtype)

@@ -1,0 +1,210 @@
+"""Reward terms: ``fn(env, **params) -> (num_envs,)``; the manager applies weight and dt.
+
+Tracking terms return values in [0, 1] (exponential kernels); penalties return
+non-negative values and get negative weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+
+from robolearn.managers import ManagerTerm, RewardTermCfg
+from robolearn.math import quat_rotate_inverse, yaw_quat
+from robolearn.mdp.observations import foot_contact_force
+
+if TYPE_CHECKING:
+    from robolearn.env import ManagerBasedRLEnv
+
+
+# ---- task ---------------------------------------------------------------------------
+
+
+def track_lin_vel_xy_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
+    """exp(-|v_cmd - v|^2 / std^2) for planar base velocity in the yaw (heading) frame."""
+    scene = env.scene
+    vel_yaw = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
+    cmd = env.command_manager.get_command(command_name)[:, :2]
+    error = (cmd - vel_yaw).square().sum(-1)
+    return torch.exp(-error / std**2)
+
+
+def track_ang_vel_z_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
+    """exp(-(w_cmd - w_z)^2 / std^2) for the yaw rate about world z."""
+    yaw_rate = env.scene.root_ang_vel_w[:, 2]
+    cmd = env.command_manager.get_command(command_name)[:, 2]
+    return torch.exp(-(cmd - yaw_rate).square() / std**2)
+
+
+def is_alive(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """1 for envs that did not fail this step (time-outs count as alive)."""
+    return (~env.termination_manager.terminated).float()
+
+
+def is_terminated(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """1 for envs that failed this step (not time-outs); weight it negatively."""
+    return env.termination_manager.terminated.float()
+
+
+# ---- base ---------------------------------------------------------------------------
+
+
+def lin_vel_z_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Squared vertical base velocity (base frame)."""
+    return env.scene.root_lin_vel_b[:, 2].square()
+
+
+def ang_vel_xy_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Squared roll and pitch rates of the base."""
+    return env.scene.root_ang_vel_b[:, :2].square().sum(-1)
+
+
+def flat_orientation_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Squared horizontal components of gravity in the base frame: 0 when level."""
+    return env.scene.projected_gravity_b[:, :2].square().sum(-1)
+
+
+def upright(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Cosine of the base's tilt from vertical: 1 upright, 0 lying, -1 upside down."""
+    return -env.scene.projected_gravity_b[:, 2]
+
+
+def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor:
+    """Squared error of the base height from ``target_height`` (m)."""
+    return (env.scene.root_pos_w[:, 2] - target_height).square()
+
+
+# ---- joints and actuators -----------------------------------------------------------
+
+
+def joint_torques_l2(env: ManagerBasedRLEnv, actuators: str | Sequence[str] = ".*") -> torch.Tensor:
+    """Sum of squared actuator forces (N^2 or (N m)^2)."""
+    ids = env.scene.index("actuator", actuators)
+    return env.engine.actuator_force[:, ids].square().sum(-1)
+
+
+def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Mechanical power of the joint actuators, sum of |force x joint velocity| (W)."""
+    scene = env.scene
+    ids = scene.joint_actuator_ids
+    vel = scene.joint_vel[:, scene.actuator_joint[ids]]
+    return (env.engine.actuator_force[:, ids] * vel).abs().sum(-1)
+
+
+def joint_vel_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+    """Sum of squared joint velocities."""
+    return env.scene.joint_vel[:, env.scene.index("joint", joints)].square().sum(-1)
+
+
+def joint_vel_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+    """Sum of absolute joint velocities."""
+    return env.scene.joint_vel[:, env.scene.index("joint", joints)].abs().sum(-1)
+
+
+def joint_pos_target_l2(
+    env: ManagerBasedRLEnv, joints: str | Sequence[str], target: float = 0.0
+) -> torch.Tensor:
+    """Sum of squared distances of ``joints`` from ``target`` (absolute position)."""
+    return (env.scene.joint_pos[:, env.scene.index("joint", joints)] - target).square().sum(-1)
+
+
+def joint_acc_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+    """Sum of squared joint accelerations."""
+    dofs = env.scene.joint_dof_adr[env.scene.index("joint", joints)]
+    return env.engine.qacc[:, dofs].square().sum(-1)
+
+
+def action_rate_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Sum of squared changes of the raw action since the last step."""
+    am = env.action_manager
+    return (am.action - am.prev_action).square().sum(-1)
+
+
+def action_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Sum of squared raw actions."""
+    return env.action_manager.action.square().sum(-1)
+
+
+def joint_pos_limits(
+    env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*", soft_ratio: float = 0.9
+) -> torch.Tensor:
+    """How far joints are past the middle ``soft_ratio`` of their range (rad), summed."""
+    scene = env.scene
+    ids = scene.index("joint", joints)
+    lo, hi = scene.joint_pos_limits[ids, 0], scene.joint_pos_limits[ids, 1]
+    mid, half = (lo + hi) / 2, (hi - lo) / 2 * soft_ratio
+    pos = scene.joint_pos[:, ids]
+    over = (pos - (mid + half)).clamp(min=0) + ((mid - half) - pos).clamp(min=0)
+    return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
+
+
+def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
+    """Sum of |joint position - default| over ``joints``."""
+    ids = env.scene.index("joint", joints)
+    return (env.scene.joint_pos[:, ids] - env.scene.default_joint_pos[:, ids]).abs().sum(-1)
+
+
+# ---- contacts -----------------------------------------------------------------------
+
+
+def undesired_contacts(
+    env: ManagerBasedRLEnv, bodies: str | Sequence[str], threshold: float = 1.0
+) -> torch.Tensor:
+    """Number of ``bodies`` touching something with more than ``threshold`` newtons."""
+    ids = env.scene.index("body", bodies)
+    return (env.scene.contact_force[:, ids].norm(dim=-1) > threshold).sum(-1).float()
+
+
+def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
+    """Planar speed of feet that touch the ground (m/s), summed: slipping feet."""
+    in_contact = foot_contact_force(env).norm(dim=-1) > threshold
+    speed = env.scene.feet_lin_vel_w[..., :2].norm(dim=-1)
+    return (speed * in_contact).sum(-1)
+
+
+class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a function
+    """Rewards steps: the air time of each foot as it lands, beyond ``threshold`` seconds.
+
+    For each foot that touches down this step, adds (air time - threshold); for a biped
+    (``single_stance=True``) instead rewards, while exactly one foot is down, the shorter
+    of the current stance and swing times, capped at ``threshold``. Zero when the commanded
+    speed is below 0.1 m/s, so standing still is not punished.
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        n = env.num_envs
+        nfeet = len(env.scene.feet_body_ids) if env.scene.feet_body_ids is not None else 0
+        self.air_time = torch.zeros(n, nfeet, device=env.device)
+        self.contact_time = torch.zeros(n, nfeet, device=env.device)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.air_time[env_ids] = 0.0
+        self.contact_time[env_ids] = 0.0
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        command_name: str,
+        threshold: float,
+        single_stance: bool = False,
+        contact_threshold: float = 1.0,
+    ) -> torch.Tensor:
+        dt = env.step_dt
+        in_contact = foot_contact_force(env).norm(dim=-1) > contact_threshold
+        landed = in_contact & (self.air_time > 0)
+        if single_stance:
+            self.air_time = torch.where(in_contact, 0.0, self.air_time + dt)
+            self.contact_time = torch.where(in_contact, self.contact_time + dt, 0.0)
+            phase = torch.where(in_contact, self.contact_time, self.air_time)
+            one_down = in_contact.sum(-1) == 1
+            reward = torch.where(one_down.unsqueeze(-1), phase, 0.0).min(-1).values
+            reward = reward.clamp(max=threshold)
+        else:
+            air = self.air_time + dt
+            reward = ((air - threshold) * landed).sum(-1)
+            self.air_time = torch.where(in_contact, 0.0, air)
+        moving = env.command_manager.get_command(command_name)[:, :2].norm(dim=-1) > 0.1
+        return reward * moving

@@ -1,0 +1,43 @@
+"""Termination terms: ``fn(env, **params) -> (num_envs,)`` bool."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    from robolearn.env import ManagerBasedRLEnv
+
+
+def time_out(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """The episode reached its length (use with ``time_out=True``)."""
+    return env.episode_length_buf >= env.max_episode_length
+
+
+def base_height_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
+    """The base dropped below ``minimum`` metres."""
+    return env.scene.root_pos_w[:, 2] < minimum
+
+
+def bad_orientation(env: ManagerBasedRLEnv, limit_angle: float) -> torch.Tensor:
+    """The base tilted more than ``limit_angle`` radians from upright."""
+    cos_tilt = -env.scene.projected_gravity_b[:, 2]
+    return cos_tilt < torch.cos(torch.tensor(limit_angle))
+
+
+def illegal_contact(
+    env: ManagerBasedRLEnv, bodies: str | Sequence[str], threshold: float = 1.0
+) -> torch.Tensor:
+    """One of ``bodies`` touched something with more than ``threshold`` newtons."""
+    ids = env.scene.index("body", bodies)
+    return (env.scene.contact_force[:, ids].norm(dim=-1) > threshold).any(-1)
+
+
+def joint_pos_out_of_bounds(
+    env: ManagerBasedRLEnv, joints: str | Sequence[str], bounds: tuple[float, float]
+) -> torch.Tensor:
+    """A joint in ``joints`` left ``bounds`` (absolute position, rad or m)."""
+    pos = env.scene.joint_pos[:, env.scene.index("joint", joints)]
+    return ((pos < bounds[0]) | (pos > bounds[1])).any(-1)

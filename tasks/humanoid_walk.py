@@ -1,0 +1,190 @@
+"""humanoid_walk: the robolearn humanoid follows base velocity commands on flat ground.
+
+Follows the shape of Isaac Lab's H1 flat velocity task (see the project's REFERENCE): 50 Hz
+joint position targets around the standing pose, yaw-frame velocity tracking with
+exponential kernels, biped air time, posture and smoothness penalties, falls terminate.
+Randomized: friction, torso mass, actuator gains, initial pose, pushes.
+"""
+
+from __future__ import annotations
+
+from robolearn.envs.humanoid import ARM_JOINTS, humanoid_scene
+
+from robolearn import mdp
+from robolearn.env import ManagerBasedRLEnvCfg
+from robolearn.managers import (
+    EventTermCfg,
+    JointPositionActionCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+    UniformVelocityCommandCfg,
+    VelocityRanges,
+    uniform_noise,
+)
+from robolearn.registry import TaskSpec, register_task
+from robolearn.rl import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+
+
+def _observations(noisy: bool) -> dict[str, ObservationGroupCfg]:
+    def noise(a: float):
+        return uniform_noise(-a, a)
+
+    cmd = {"command_name": "base_velocity"}
+    policy = ObservationGroupCfg(
+        enable_corruption=noisy,
+        terms={
+            "base_lin_vel": ObservationTermCfg(func=mdp.base_lin_vel, noise=noise(0.1)),
+            "base_ang_vel": ObservationTermCfg(func=mdp.base_ang_vel, noise=noise(0.2)),
+            "projected_gravity": ObservationTermCfg(func=mdp.projected_gravity, noise=noise(0.05)),
+            "velocity_commands": ObservationTermCfg(func=mdp.generated_commands, params=cmd),
+            "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel, noise=noise(0.01)),
+            "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel, noise=noise(1.5), scale=0.05),
+            "actions": ObservationTermCfg(func=mdp.last_action),
+        },
+    )
+    critic = ObservationGroupCfg(
+        terms={
+            "base_lin_vel": ObservationTermCfg(func=mdp.base_lin_vel),
+            "base_ang_vel": ObservationTermCfg(func=mdp.base_ang_vel),
+            "projected_gravity": ObservationTermCfg(func=mdp.projected_gravity),
+            "velocity_commands": ObservationTermCfg(func=mdp.generated_commands, params=cmd),
+            "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel),
+            "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel, scale=0.05),
+            "actions": ObservationTermCfg(func=mdp.last_action),
+            "base_height": ObservationTermCfg(func=mdp.base_height),
+            "feet_contact": ObservationTermCfg(func=mdp.feet_contact),
+        },
+    )
+    return {"policy": policy, "critic": critic}
+
+
+def env_cfg() -> ManagerBasedRLEnvCfg:
+    cmd = {"command_name": "base_velocity"}
+    return ManagerBasedRLEnvCfg(
+        scene=humanoid_scene(num_envs=1024),
+        decimation=4,
+        episode_length_s=20.0,
+        actions={"joint_pos": JointPositionActionCfg(scale=0.5)},
+        commands={
+            "base_velocity": UniformVelocityCommandCfg(
+                resampling_time_range=(10.0, 10.0),
+                rel_standing_envs=0.02,
+                ranges=VelocityRanges(
+                    lin_vel_x=(0.0, 1.0), lin_vel_y=(-0.5, 0.5), ang_vel_z=(-1.0, 1.0)
+                ),
+            )
+        },
+        observations=_observations(noisy=True),
+        rewards={
+            "termination": RewardTermCfg(func=mdp.is_terminated, weight=-200.0),
+            "track_lin_vel_xy": RewardTermCfg(
+                func=mdp.track_lin_vel_xy_exp, weight=1.0, params={**cmd, "std": 0.5}
+            ),
+            "track_ang_vel_z": RewardTermCfg(
+                func=mdp.track_ang_vel_z_exp, weight=1.0, params={**cmd, "std": 0.5}
+            ),
+            "feet_air_time": RewardTermCfg(
+                func=mdp.feet_air_time,
+                weight=0.25,
+                params={**cmd, "threshold": 0.4, "single_stance": True},
+            ),
+            "feet_slide": RewardTermCfg(func=mdp.feet_slide, weight=-0.25),
+            "ankle_limits": RewardTermCfg(
+                func=mdp.joint_pos_limits, weight=-1.0, params={"joints": ".*_ankle_.*"}
+            ),
+            "hip_deviation": RewardTermCfg(
+                func=mdp.joint_deviation_l1,
+                weight=-0.2,
+                params={"joints": [".*_hip_yaw", ".*_hip_roll"]},
+            ),
+            "arm_deviation": RewardTermCfg(
+                func=mdp.joint_deviation_l1, weight=-0.2, params={"joints": list(ARM_JOINTS)}
+            ),
+            "torso_deviation": RewardTermCfg(
+                func=mdp.joint_deviation_l1, weight=-0.1, params={"joints": "waist_yaw"}
+            ),
+            "flat_orientation": RewardTermCfg(func=mdp.flat_orientation_l2, weight=-1.0),
+            "lin_vel_z": RewardTermCfg(func=mdp.lin_vel_z_l2, weight=-0.2),
+            "ang_vel_xy": RewardTermCfg(func=mdp.ang_vel_xy_l2, weight=-0.05),
+            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.005),
+            "joint_acc": RewardTermCfg(func=mdp.joint_acc_l2, weight=-1.25e-7),
+        },
+        terminations={
+            "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
+            "torso_contact": TerminationTermCfg(
+                func=mdp.illegal_contact, params={"bodies": ["pelvis", "torso"]}
+            ),
+            "base_too_low": TerminationTermCfg(
+                func=mdp.base_height_below, params={"minimum": 0.45}
+            ),
+        },
+        events={
+            "friction": EventTermCfg(
+                func=mdp.randomize_friction,
+                mode="startup",
+                params={"friction_range": (0.5, 1.25), "geoms": ".*_foot"},
+            ),
+            "torso_mass": EventTermCfg(
+                func=mdp.randomize_body_mass,
+                mode="startup",
+                params={"bodies": "torso", "mass_range": (-1.0, 3.0)},
+            ),
+            "actuator_gains": EventTermCfg(
+                func=mdp.randomize_actuator_gains,
+                mode="startup",
+                params={"stiffness_scale": (0.9, 1.1), "damping_scale": (0.9, 1.1)},
+            ),
+            "reset_base": EventTermCfg(
+                func=mdp.reset_root_state_uniform,
+                mode="reset",
+                params={
+                    "pose_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5), "yaw": (-3.14, 3.14)},
+                    "velocity_range": {"x": (-0.2, 0.2), "y": (-0.2, 0.2), "yaw": (-0.2, 0.2)},
+                },
+            ),
+            "reset_joints": EventTermCfg(
+                func=mdp.reset_joints_by_offset,
+                mode="reset",
+                params={"position_range": (-0.05, 0.05)},
+            ),
+            "push": EventTermCfg(
+                func=mdp.push_by_setting_velocity,
+                mode="interval",
+                interval_range_s=(10.0, 15.0),
+                params={"velocity_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5)}},
+            ),
+        },
+    )
+
+
+def play_env_cfg() -> ManagerBasedRLEnvCfg:
+    cfg = env_cfg()
+    cfg.scene.num_envs = 64
+    cfg.observations = _observations(noisy=False)
+    del cfg.events["push"]
+    return cfg
+
+
+def agent_cfg() -> AgentCfg:
+    return AgentCfg(
+        experiment_name="humanoid_walk",
+        num_steps_per_env=24,
+        max_iterations=1000,
+        save_interval=50,
+        obs_groups={"actor": ["policy"], "critic": ["critic"]},
+        algorithm=PpoAlgorithmCfg(learning_rate=1e-3, entropy_coef=0.01),
+        policy=PolicyCfg(actor_hidden_dims=(128, 128, 128), critic_hidden_dims=(128, 128, 128)),
+    )
+
+
+register_task(
+    TaskSpec(
+        name="humanoid_walk",
+        description=("Humanoid (21 joints) walks on velocity commands on flat ground (flagship)."),
+        env_cfg=env_cfg,
+        agent_cfg=agent_cfg,
+        play_env_cfg=play_env_cfg,
+    )
+)

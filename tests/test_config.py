@@ -1,0 +1,66 @@
+"""Configs: dotted-path overrides with type checks, YAML round trips."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from robolearn import mdp
+from robolearn.config import apply_override, parse_overrides, save_yaml, to_dict
+from robolearn.errors import RobolearnError
+from robolearn.registry import get_task
+
+
+def test_override_by_dotted_path_converts_to_the_field_type():
+    cfg = get_task("humanoid_walk").env_cfg()
+    apply_override(cfg, "rewards.track_lin_vel_xy.weight", "2")
+    assert cfg.rewards["track_lin_vel_xy"].weight == 2.0
+    assert isinstance(cfg.rewards["track_lin_vel_xy"].weight, float)
+    apply_override(cfg, "commands.base_velocity.ranges.lin_vel_x", "[0.0, 1.5]")
+    assert cfg.commands["base_velocity"].ranges.lin_vel_x == (0.0, 1.5)
+    apply_override(cfg, "scene.num_envs", "64")
+    assert cfg.scene.num_envs == 64
+    apply_override(cfg, "rewards.feet_air_time.params.threshold", "0.3")
+    assert cfg.rewards["feet_air_time"].params["threshold"] == 0.3
+
+
+def test_unknown_path_names_the_valid_keys():
+    cfg = get_task("humanoid_walk").env_cfg()
+    with pytest.raises(
+        RobolearnError,
+        match=r"path 'env.rewards.track_lin_vel' \(did you mean 'track_lin_vel_xy'.*valid:",
+    ):
+        apply_override(cfg, "rewards.track_lin_vel.weight", "1", root_name="env")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("scene.num_envs", "1.5", "is an integer"),
+        ("rewards.track_lin_vel_xy.weight", "high", "cannot set it"),
+        ("commands.base_velocity.ranges.lin_vel_x", "[1, 2, 3]", "needs 2 values"),
+    ],
+)
+def test_bad_values_are_clear_errors(path, value, message):
+    cfg = get_task("humanoid_walk").env_cfg()
+    with pytest.raises(RobolearnError, match=message):
+        apply_override(cfg, path, value)
+
+
+def test_parse_overrides():
+    assert parse_overrides(["a.b=1", "c = x"]) == [("a.b", "1"), ("c", "x")]
+    with pytest.raises(RobolearnError, match="not of the form"):
+        parse_overrides(["novalue"])
+
+
+def test_yaml_names_functions_by_module(tmp_path):
+    cfg = get_task("humanoid_walk").env_cfg()
+    path = tmp_path / "env.yaml"
+    save_yaml(cfg, path)
+    data = yaml.safe_load(path.read_text())
+    assert (
+        data["rewards"]["track_lin_vel_xy"]["func"] == "robolearn.mdp.rewards:track_lin_vel_xy_exp"
+    )
+    assert data["scene"]["model"] == "humanoid/scene.xml"
+    assert to_dict(mdp.time_out) == "robolearn.mdp.terminations:time_out"
+    assert not list(tmp_path.glob(".*.tmp"))  # the temp file was renamed into place

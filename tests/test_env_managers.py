@@ -1,0 +1,282 @@
+"""Each manager's behaviour on real tasks, through ManagerBasedRLEnv on real physics."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from robolearn import mdp
+from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+from robolearn.errors import RobolearnError
+from robolearn.managers import (
+    JointEffortActionCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from robolearn.math import yaw_from_quat
+from robolearn.registry import get_task
+from robolearn.scene import SceneCfg
+
+EXPLODING = str(Path(__file__).parent / "assets" / "exploding_slider.xml")
+
+
+def make(task: str, num_envs: int = 16, engine: str = "cpu", play: bool = False, edit=None):
+    cfg = get_task(task).make_env_cfg(play=play)
+    cfg.scene.num_envs = num_envs
+    cfg.sim.engine = engine
+    if edit is not None:
+        edit(cfg)
+    return ManagerBasedRLEnv(cfg)
+
+
+def zeros(env: ManagerBasedRLEnv) -> torch.Tensor:
+    return torch.zeros(env.num_envs, env.num_actions)
+
+
+def test_reset_event_puts_root_states_inside_the_configured_ranges():
+    env = make("humanoid_walk", num_envs=256)
+    params = env.cfg.events["reset_base"].params
+    default = env.scene.default_qpos
+    pos = env.engine.qpos[:, :3]
+    for axis, col in (("x", 0), ("y", 1)):
+        lo, hi = params["pose_range"][axis]
+        offset = pos[:, col] - default[col]
+        assert offset.min() >= lo and offset.max() <= hi
+        assert offset.max() - offset.min() > 0.5 * (hi - lo)  # they are spread, not all equal
+    assert torch.allclose(pos[:, 2], default[2].expand(256))
+    yaw = yaw_from_quat(env.engine.qpos[:, 3:7])
+    assert yaw.min() >= -3.14 - 1e-6 and yaw.max() <= 3.14 + 1e-6 and yaw.std() > 1.0
+    vx = env.engine.qvel[:, 0]
+    lo, hi = params["velocity_range"]["x"]
+    assert vx.min() >= lo and vx.max() <= hi
+    joint_offset = env.scene.joint_pos - env.scene.default_joint_pos
+    assert joint_offset.abs().max() <= 0.05 + 1e-9
+
+
+def test_interval_push_changes_only_the_pushed_envs():
+    env = make("humanoid_walk", num_envs=8)
+    env.step(zeros(env))
+    before = env.engine.qvel.clone()
+    timers = env.event_manager._time_left["push"]
+    timers[:] = 100.0
+    timers[[2, 5]] = 0.0  # only envs 2 and 5 are due
+    env.event_manager.apply("interval", dt=env.step_dt)
+    changed = (env.engine.qvel[:, :6] != before[:, :6]).any(-1)
+    assert changed.tolist() == [i in (2, 5) for i in range(8)]
+    assert torch.equal(env.engine.qvel[:, 6:], before[:, 6:])  # joints untouched
+    assert timers[2] >= 10.0 and timers[5] >= 10.0  # timers redrawn from (10, 15)
+
+
+def test_commands_resample_on_schedule():
+    def edit(cfg):
+        cfg.commands["base_velocity"].resampling_time_range = (1.0, 1.0)
+        cfg.commands["base_velocity"].rel_standing_envs = 0.0
+        cfg.terminations = {"time_out": cfg.terminations["time_out"]}
+
+    env = make("humanoid_walk", num_envs=32, edit=edit)
+    command = env.command_manager.get_command("base_velocity")
+    first = command.clone()
+    steps = round(1.0 / env.step_dt)  # 50 steps of 0.02 s
+    for _ in range(steps - 1):
+        env.step(zeros(env))
+        assert torch.equal(command, first)
+    env.step(zeros(env))
+    assert (command != first).any(-1).all()
+    r = env.cfg.commands["base_velocity"].ranges
+    assert command[:, 0].min() >= r.lin_vel_x[0] and command[:, 0].max() <= r.lin_vel_x[1]
+    assert command[:, 2].min() >= r.ang_vel_z[0] and command[:, 2].max() <= r.ang_vel_z[1]
+
+
+def test_curriculum_widens_command_ranges_only_when_tracking_succeeds():
+    env = make("quadruped_walk", num_envs=16)
+    ranges = env.cfg.commands["base_velocity"].ranges
+    start = ranges.lin_vel_x
+    ids = torch.arange(8)
+    sums = env.reward_manager.episode_sums["track_lin_vel_xy"]
+    weight = env.cfg.rewards["track_lin_vel_xy"].weight
+    env.common_step_counter = env.max_episode_length
+    sums[:] = 0.5 * weight * env.max_episode_length_s  # 50% of the best tracking: not enough
+    env.curriculum_manager.compute(ids)
+    assert ranges.lin_vel_x == start
+    env.common_step_counter = 2 * env.max_episode_length
+    sums[:] = 0.9 * weight * env.max_episode_length_s  # above the 80% threshold
+    log = env.curriculum_manager.compute(ids)
+    assert ranges.lin_vel_x == (start[0] - 0.25, start[1] + 0.25)
+    assert log["Curriculum/command_levels"] == pytest.approx(start[1] + 0.25)
+    env.curriculum_manager.compute(ids)  # again within the same episode length: no change
+    assert ranges.lin_vel_x == (start[0] - 0.25, start[1] + 0.25)
+
+
+def test_termination_and_time_out_are_distinct():
+    env = make("cartpole_balance", num_envs=4)
+    # The pole falls under zero force: a failure, not a time-out.
+    env.engine.qpos[:] = torch.tensor([0.0, 0.3], dtype=torch.float64)
+    env.engine.qvel[:] = 0.0
+    for _ in range(100):
+        _, _, terminated, time_outs, extras = env.step(zeros(env))
+        if terminated.any():
+            break
+    assert terminated.all() and not time_outs.any()
+    assert extras["log"]["Episode_Termination/pole_fell"] == 4
+
+    def short(cfg):
+        cfg.episode_length_s = 0.2
+        cfg.events = {}  # start exactly upright: an unbalanced pole needs longer than 0.2 s
+
+    env = make("cartpole_balance", num_envs=4, edit=short)
+    for _ in range(env.max_episode_length):
+        _, _, terminated, time_outs, extras = env.step(zeros(env))
+        assert not terminated.any()
+    assert time_outs.all() and env.common_step_counter == env.max_episode_length
+    assert extras["log"]["Episode_Termination/time_out"] == 4
+
+
+def test_logged_reward_sums_equal_the_sum_of_step_rewards():
+    env = make("humanoid_walk", num_envs=16)
+    total = torch.zeros(16)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(400):
+        action = 0.3 * torch.randn(16, env.num_actions, generator=gen)
+        _, reward, terminated, time_outs, extras = env.step(action)
+        total += reward
+        done = terminated | time_outs
+        if done.any():
+            ids = done.nonzero().flatten()
+            logged = (
+                sum(v for k, v in extras["log"].items() if k.startswith("Episode_Reward/"))
+                * env.max_episode_length_s
+            )
+            assert logged == pytest.approx(total[ids].mean().item(), rel=1e-4, abs=1e-4)
+            total[ids] = 0.0
+            return
+    pytest.fail("no episode ended in 400 steps")
+
+
+def _exploding_cfg(num_envs: int) -> ManagerBasedRLEnvCfg:
+    cfg = ManagerBasedRLEnvCfg(
+        scene=SceneCfg(model=EXPLODING, num_envs=num_envs),
+        decimation=2,
+        episode_length_s=10.0,
+        actions={"force": JointEffortActionCfg(actuators="slide")},
+        observations={
+            "policy": ObservationGroupCfg(
+                terms={
+                    "pos": ObservationTermCfg(func=mdp.joint_pos),
+                    "vel": ObservationTermCfg(func=mdp.joint_vel_rel),
+                }
+            )
+        },
+        rewards={"vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-1.0)},
+        terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
+    )
+    cfg.sim.engine = "cpu"
+    return cfg
+
+
+def test_nonfinite_guard_resets_only_the_exploding_env():
+    env = ManagerBasedRLEnv(_exploding_cfg(4))
+    twin = ManagerBasedRLEnv(_exploding_cfg(4))
+    action = torch.ones(4, 1)
+    for _ in range(5):
+        env.step(action)
+        twin.step(action)
+    blast = action.clone()
+    blast[2] = 1e30  # diverges: 1e30 N on a 1 kg box
+    obs, reward, terminated, time_outs, extras = env.step(blast)
+    twin.step(action)
+    assert terminated.tolist() == [False, False, True, False] and not time_outs.any()
+    assert extras["log"]["Episode_Termination/nonfinite"] == 1 and env.nonfinite_resets == 1
+    assert torch.isfinite(obs["policy"]).all() and torch.isfinite(reward).all()
+    assert reward[2] == 0.0
+    assert env.engine.qpos[2, 0] == 0.0 and env.episode_length_buf[2] == 0  # a fresh episode
+    keep = [0, 1, 3]
+    assert torch.equal(env.engine.qpos[keep], twin.engine.qpos[keep])
+    assert torch.equal(env.engine.qvel[keep], twin.engine.qvel[keep])
+    env.step(action)  # and it carries on
+    assert env.nonfinite_resets == 1
+
+
+def test_same_seed_same_rollout_different_seed_different():
+    def run(seed: int) -> torch.Tensor:
+        env = make("quadruped_walk", num_envs=8, edit=lambda c: setattr(c, "seed", seed))
+        gen = torch.Generator().manual_seed(1)
+        for _ in range(30):
+            env.step(0.5 * torch.randn(8, env.num_actions, generator=gen))
+        return env.engine.qpos.clone()
+
+    a, b, c = run(3), run(3), run(4)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+
+
+def test_observation_groups_noise_clip_scale_and_history():
+    def edit(cfg):
+        terms = cfg.observations["policy"].terms
+        terms["projected_gravity"].history_length = 3
+        terms["base_lin_vel"].clip = (-0.01, 0.01)
+
+    env = make("humanoid_walk", num_envs=4, edit=edit)
+    dims = env.observation_manager.term_dims["policy"]
+    assert dims["projected_gravity"] == 9 and dims["joint_pos"] == 21
+    assert env.observation_manager.group_dims["policy"] == sum(dims.values())
+    obs, *_ = env.step(zeros(env))
+    lin = obs["policy"][:, :3]
+    assert lin.abs().max() <= 0.01 + 1e-6
+    # critic group: no noise, so two computations of the same state agree exactly
+    a = env.observation_manager.compute(update_history=False)
+    b = env.observation_manager.compute(update_history=False)
+    assert torch.equal(a["critic"], b["critic"]) and not torch.equal(a["policy"], b["policy"])
+    # history: after a reset the whole history is the reset state's value
+    env.reset()
+    grav = env.obs_buf["policy"][:, 6:15].view(4, 3, 3)
+    assert torch.equal(grav[:, 0], grav[:, 2])
+
+
+def test_bad_term_params_name_the_term_and_valid_params():
+    def edit(cfg):
+        cfg.rewards["track_lin_vel_xy"].params["stdev"] = 0.5
+
+    with pytest.raises(RobolearnError, match=r"rewards.track_lin_vel_xy: unknown param\(s\) stdev"):
+        make("humanoid_walk", num_envs=2, edit=edit)
+
+    def no_timeout(cfg):
+        del cfg.terminations["time_out"]
+
+    with pytest.raises(RobolearnError, match="time-out termination"):
+        make("cartpole_balance", num_envs=2, edit=no_timeout)
+
+
+def test_actions_drive_position_targets_around_the_default_pose():
+    env = make("humanoid_walk", num_envs=2)
+    action = torch.zeros(2, env.num_actions)
+    action[1, 3] = 1.0  # env 1, left knee
+    env.step(action)
+    ctrl = env.engine.ctrl.float()
+    default = env.scene.default_joint_pos
+    knee = env.scene.joint_ids("left_knee")[0]
+    assert ctrl[0, knee] == pytest.approx(default[0, knee].item())
+    assert ctrl[1, knee] == pytest.approx(default[1, knee].item() + 0.5)  # scale 0.5
+
+
+@pytest.mark.parametrize("task", ["cartpole_balance", "quadruped_walk", "humanoid_walk"])
+def test_every_task_steps_on_cpu(task):
+    env = make(task, num_envs=8)
+    for _ in range(20):
+        obs, reward, terminated, time_outs, _ = env.step(torch.rand(8, env.num_actions) - 0.5)
+    assert all(torch.isfinite(v).all() for v in obs.values())
+    assert reward.shape == (8,) and reward.dtype == torch.float32
+    assert terminated.dtype == torch.bool and time_outs.dtype == torch.bool
+
+
+def test_cartpole_pole_angle_observation_is_the_hinge():
+    env = make("cartpole_balance", num_envs=2, edit=lambda c: setattr(c, "events", {}))
+    env.engine.qpos[1, 1] = 0.2
+    env.scene.invalidate()  # state written behind the env's back: drop the step's cache
+    obs = env.observation_manager.compute()["policy"]
+    assert obs[1, 1] == pytest.approx(0.2) and obs[0, 1] == 0.0
+    assert math.isclose(env.step_dt, 0.02)
