@@ -43,7 +43,7 @@ fi
 stamp="$VENV/.robolearn-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing robolearn and its dependencies into $VENV"
-  "$py" -m pip install -q -e ".[dev,video,export]" 2>&1 | grep -v "^WARNING: Location" || true
+  "$py" -m pip install -q -e ".[dev,video]" 2>&1 | grep -v "^WARNING: Location" || true
   "$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch" \
     || { echo "setup: the install is incomplete" >&2; exit 1; }
   touch "$stamp"

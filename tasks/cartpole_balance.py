@@ -68,7 +68,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                 mode="reset",
                 params={
                     "joints": "slider",
-                    "position_range": (-1.0, 1.0),
+                    "position_range": (-0.5, 0.5),
                     "velocity_range": (-0.5, 0.5),
                 },
             ),

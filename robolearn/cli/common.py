@@ -1,0 +1,33 @@
+"""Arguments shared by subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def add_env_args(p: argparse.ArgumentParser, num_envs_help: str | None = None) -> None:
+    """--task, --num_envs, --device, --engine."""
+    p.add_argument("--task", required=True, help="task name (robolearn list)")
+    p.add_argument(
+        "--num_envs", type=positive_int, help=num_envs_help or "parallel envs (default: the task's)"
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        help="auto, cpu, cuda or cuda:N: where physics and policy run (default auto)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=["auto", "cpu", "cuda", "warp-cpu"],
+        help="physics engine (default: the one --device implies)",
+    )

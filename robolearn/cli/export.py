@@ -1,0 +1,27 @@
+"""``robolearn export``: ONNX and TorchScript policies with the normalizer folded in."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "export",
+        help="export a checkpoint to ONNX and TorchScript",
+        description=(
+            "Write policy.onnx, policy.pt and policy.json next to the checkpoint (exported/), "
+            "check ONNX against torch, and time one-observation inference on this CPU."
+        ),
+    )
+    p.add_argument("--checkpoint", required=True, help="path of a model_<iteration>.pt")
+    p.add_argument("--task", help="the task (default: the one the checkpoint names)")
+    p.add_argument("--output", help="output folder (default: <checkpoint folder>/exported)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robolearn.rl.play import export
+
+    return export(args.checkpoint, args.task, args.output, as_json=args.json)

@@ -1,0 +1,57 @@
+"""``robolearn play``: run a trained policy: evaluate it, record a video."""
+
+from __future__ import annotations
+
+import argparse
+
+from robolearn.cli.common import add_env_args, positive_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play",
+        help="run a trained policy: metrics, video",
+        description=(
+            "Run a policy in the task's play variant (no observation noise, no pushes): every "
+            "env runs one whole episode and the metrics are printed."
+        ),
+    )
+    add_env_args(p, num_envs_help="parallel envs (default: the play variant's; 256 with --eval)")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="a .pt path, 'latest' (default: the newest of --load_run, or of the latest run) "
+        "or 'pretrained'",
+    )
+    p.add_argument("--load_run", help="run folder name (or regex) under --log_root")
+    p.add_argument("--log_root", default="logs")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--eval", action="store_true", help="evaluation: 256 envs unless --num_envs")
+    p.add_argument("--json", action="store_true", help="print one JSON object of metrics")
+    p.add_argument("--video", action="store_true", help="write an mp4 of env 0 (offscreen)")
+    p.add_argument("--video_length", type=positive_int, default=500, help="frames (env steps)")
+    p.add_argument("--video_path", help="where to write the mp4 (default: <run>/videos/play/)")
+    p.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="env.<path>=<value>")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robolearn.rl.play import PlayOptions, play
+
+    opts = PlayOptions(
+        task=args.task,
+        checkpoint=args.checkpoint,
+        load_run=args.load_run,
+        log_root=args.log_root,
+        num_envs=args.num_envs,
+        device=args.device,
+        engine=args.engine,
+        seed=args.seed,
+        eval=args.eval,
+        json=args.json,
+        video=args.video,
+        video_length=args.video_length,
+        video_path=args.video_path,
+        overrides=args.overrides,
+    )
+    return play(opts, log=lambda line: print(line, flush=True))

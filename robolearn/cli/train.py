@@ -1,0 +1,85 @@
+"""``robolearn train``: train a task with rsl-rl's PPO."""
+
+from __future__ import annotations
+
+import argparse
+
+from robolearn.cli.common import add_env_args, positive_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a policy",
+        description=(
+            "Train a task with PPO. Writes logs/<task>/<time>_<run_name>/ with the resolved "
+            "configs, checkpoints, TensorBoard scalars and progress.jsonl. Ctrl-C or SIGTERM "
+            "saves a checkpoint and exits; --resume continues it."
+        ),
+        epilog="overrides: env.<path>=<value> or agent.<path>=<value>, e.g. "
+        "env.rewards.track_lin_vel_xy.weight=2.0 agent.algorithm.learning_rate=3e-4",
+    )
+    add_env_args(p)
+    p.add_argument("--seed", type=int, help="seed of the env and the policy (default: the task's)")
+    p.add_argument(
+        "--max_iterations",
+        type=positive_int,
+        help="learning iterations in total, resumed ones included (default: the task's)",
+    )
+    p.add_argument("--run_name", default="", help="suffix of the run folder name")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a run: the latest of the task, or --load_run's",
+    )
+    p.add_argument("--load_run", help="run folder name (or regex, or path) to resume")
+    p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
+    p.add_argument(
+        "--logger",
+        default="tensorboard",
+        choices=["tensorboard", "wandb"],
+        help="where scalars go besides progress.jsonl "
+        "(wandb runs offline unless WANDB_MODE is set)",
+    )
+    p.add_argument("--video", action="store_true", help="record clips of env 0 while training")
+    p.add_argument("--video_length", type=positive_int, default=200, help="env steps per clip")
+    p.add_argument(
+        "--video_interval", type=positive_int, default=2000, help="env steps between clip starts"
+    )
+    p.add_argument(
+        "--headless",
+        action="store_true",
+        help="accepted for Isaac Lab users; robolearn never opens a window while training",
+    )
+    p.add_argument("--log_root", default="logs", help="folder that holds the run folders")
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="env.<path>=<value> or agent.<path>=<value>",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robolearn.rl.train import TrainOptions, train
+
+    opts = TrainOptions(
+        task=args.task,
+        num_envs=args.num_envs,
+        device=args.device,
+        engine=args.engine,
+        seed=args.seed,
+        max_iterations=args.max_iterations,
+        run_name=args.run_name,
+        resume=args.resume,
+        load_run=args.load_run,
+        checkpoint=args.checkpoint,
+        logger=args.logger,
+        video=args.video,
+        video_length=args.video_length,
+        video_interval=args.video_interval,
+        log_root=args.log_root,
+        overrides=args.overrides,
+    )
+    return train(opts, log=lambda line: print(line, flush=True))

@@ -1,0 +1,74 @@
+"""Evaluation: every env runs one whole episode under the policy; report what users compare.
+
+Metrics (first episode of every env, from a common reset):
+
+* ``mean_return``: the mean episode return (the sum of step rewards, as in training);
+* ``fall_rate``: the share of episodes that ended by a failure termination (not a time-out);
+* ``mean_episode_length_s``;
+* for tasks with a velocity command, ``lin_vel_error`` (m/s): the mean over steps and envs of
+  |commanded - actual| planar base velocity in the heading frame, and ``ang_vel_error``
+  (rad/s): the mean |commanded - actual| yaw rate. Steps in which an env resets are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from robolearn.managers import UniformVelocityCommand
+from robolearn.math import quat_rotate_inverse, yaw_quat
+from robolearn.rl.policy import act
+
+
+def velocity_command(env) -> UniformVelocityCommand | None:
+    for term in env.command_manager.terms.values():
+        if isinstance(term, UniformVelocityCommand):
+            return term
+    return None
+
+
+def evaluate(env, policy, on_step=None) -> dict[str, Any]:
+    n, dev = env.num_envs, env.device
+    obs, _ = env.reset()
+    active = torch.ones(n, dtype=torch.bool, device=dev)
+    returns = torch.zeros(n, device=dev)
+    lengths = torch.zeros(n, device=dev)
+    fell = torch.zeros(n, dtype=torch.bool, device=dev)
+    cmd_term = velocity_command(env)
+    lin_err = torch.zeros((), device=dev)
+    ang_err = torch.zeros((), device=dev)
+    samples = torch.zeros((), device=dev)
+    for _ in range(env.max_episode_length):
+        command = cmd_term.command.clone() if cmd_term is not None else None
+        obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, n))
+        if on_step is not None:
+            on_step()
+        done = terminated | time_outs
+        returns += reward * active
+        lengths += active.float()
+        fell |= active & terminated
+        if cmd_term is not None:
+            scene = env.scene
+            vel = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
+            counted = (active & ~done).float()
+            lin_err += ((command[:, :2] - vel).norm(dim=-1) * counted).sum()
+            ang_err += ((command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted).sum()
+            samples += counted.sum()
+        active &= ~done
+        if not active.any():
+            break
+    result: dict[str, Any] = {
+        "task_envs": n,
+        "episodes": n,
+        "mean_return": float(returns.mean()),
+        "fall_rate": float(fell.float().mean()),
+        "mean_episode_length_s": float(lengths.mean()) * env.step_dt,
+        "lin_vel_error": None,
+        "ang_vel_error": None,
+    }
+    if cmd_term is not None and float(samples) > 0:
+        result["lin_vel_error"] = float(lin_err / samples)
+        result["ang_vel_error"] = float(ang_err / samples)
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}

@@ -1,0 +1,130 @@
+"""``robolearn play`` and ``robolearn export``: a trained policy in its task."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from robolearn.errors import RobolearnError
+from robolearn.rl.checkpoint import load_checkpoint
+from robolearn.rl.policy import find_checkpoint, load_for_env
+from robolearn.rl.session import build_setup, resolve_device_engine
+
+
+@dataclasses.dataclass
+class PlayOptions:
+    task: str
+    checkpoint: str | None = None
+    load_run: str | None = None
+    log_root: str = "logs"
+    num_envs: int | None = None
+    device: str = "auto"
+    engine: str | None = None
+    seed: int | None = None
+    eval: bool = False
+    json: bool = False
+    video: bool = False
+    video_length: int = 500
+    video_path: str | None = None
+    overrides: list[str] = dataclasses.field(default_factory=list)
+
+
+def _env_for_checkpoint(task: str, data: dict, overrides: list[str], **kw):
+    """The play variant of the task, with the overrides the checkpoint was trained with."""
+    from robolearn.env import ManagerBasedRLEnv
+
+    if data.get("task") not in (None, task):
+        raise RobolearnError(f"the checkpoint was trained on {data.get('task')!r}, not {task!r}")
+    setup = build_setup(task, list(data.get("overrides", [])) + overrides, play=True, **kw)
+    return ManagerBasedRLEnv(setup.env_cfg), setup
+
+
+def play(opts: PlayOptions, log=print) -> int:
+    engine = resolve_device_engine(opts.device, opts.engine)
+    experiment = build_setup(opts.task, []).agent_cfg.experiment_name
+    path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
+    data = load_checkpoint(path)
+    num_envs = opts.num_envs or (256 if opts.eval else None)
+    env, _ = _env_for_checkpoint(
+        opts.task, data, opts.overrides, num_envs=num_envs, engine=engine, seed=opts.seed
+    )
+    policy, _, _ = load_for_env(env, path)
+    if not opts.json:
+        log(f"playing {path} on {opts.task}: {env.num_envs} envs on {env.engine.name}")
+    recorder = None
+    if opts.video:
+        from robolearn.viewer.video import EnvRenderer, track_body_of
+
+        recorder = _Clip(EnvRenderer(env.engine, track_body=track_body_of(env)), opts.video_length)
+    from robolearn.rl.evaluate import evaluate
+
+    metrics = evaluate(env, policy, on_step=recorder)
+    while recorder is not None and not recorder.full:  # a clip longer than one episode
+        evaluate(env, policy, on_step=recorder)
+    if recorder is not None:
+        from robolearn.viewer.video import write_mp4
+
+        out = (
+            Path(opts.video_path)
+            if opts.video_path
+            else path.parent / "videos" / "play" / f"{path.stem}.mp4"
+        )
+        write_mp4(out, recorder.frames, fps=1.0 / env.step_dt)
+        metrics["video"] = str(out)
+        metrics["video_frames"] = len(recorder.frames)
+    metrics["checkpoint"] = str(path)
+    if opts.json:
+        print(json.dumps(metrics))
+    else:
+        for key, value in metrics.items():
+            log(f"  {key:22s} {value:.4f}" if isinstance(value, float) else f"  {key:22s} {value}")
+    return 0
+
+
+class _Clip:
+    """Frames of env 0, one per env step, up to ``length``."""
+
+    def __init__(self, renderer, length: int) -> None:
+        self.renderer, self.length, self.frames = renderer, length, []
+
+    @property
+    def full(self) -> bool:
+        return len(self.frames) >= self.length
+
+    def __call__(self) -> None:
+        if not self.full:
+            self.frames.append(self.renderer.frame(0))
+
+
+def export(
+    checkpoint: str, task: str | None, output: str | None, log=print, as_json: bool = False
+) -> int:
+    from robolearn.rl.export import export_policy
+
+    path = Path(checkpoint)
+    data = load_checkpoint(path)
+    task = task or data.get("task")
+    if not task:
+        raise RobolearnError(f"{path} does not name its task; pass --task")
+    env, _ = _env_for_checkpoint(task, data, [], num_envs=1, engine="cpu")
+    _, runner, _ = load_for_env(env, path)
+    out_dir = Path(output) if output else path.parent / "exported"
+    report: dict[str, Any] = export_policy(runner, env, out_dir)
+    if as_json:
+        print(json.dumps(report))
+    else:
+        log(f"exported {path} ({task}) to {out_dir}")
+        log(f"  ONNX {report['onnx']} (max |onnx - torch| = {report['onnx_max_abs_diff']:.2e})")
+        log(f"  TorchScript {report['torchscript']}")
+        log(
+            f"  observation {report['obs_dim']} -> action {report['action_dim']}: "
+            f"{report['description']}"
+        )
+        log(
+            f"  one-observation latency with onnxruntime on this CPU (1 thread): "
+            f"median {report['onnx_latency_us_median']:.0f} us, "
+            f"p99 {report['onnx_latency_us_p99']:.0f} us"
+        )
+    return 0

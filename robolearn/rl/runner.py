@@ -1,0 +1,297 @@
+"""rsl-rl's OnPolicyRunner, extended for robolearn's runs.
+
+We keep rsl-rl's PPO (``alg.act``, ``process_env_step``, ``compute_returns``, ``update``)
+and its model and storage construction, and replace the parts of the runner that a
+long-running, preemptible job needs: a loop that stops cleanly between env steps when asked
+(SIGINT, SIGTERM), checkpoints written atomically with the iteration count, learning rate
+and random state, loading with ``weights_only``, TensorBoard scalars and a one-line
+progress report instead of rsl-rl's page per iteration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from rsl_rl.runners import OnPolicyRunner
+
+from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
+
+
+class StopRequest:
+    """Set by a signal handler; the training loop checks it between env steps."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.signal_name is not None
+
+
+class EpisodeStats:
+    """Returns and lengths of the episodes that end in an iteration, and the env's logs.
+
+    Everything accumulates on the env's device and is read once per iteration, so the
+    rollout never waits for the GPU.
+    """
+
+    def __init__(self, num_envs: int, device) -> None:
+        self.device = device
+        self._ret = torch.zeros(num_envs, device=device)
+        self._len = torch.zeros(num_envs, device=device)
+        self._done_sums = torch.zeros(3, device=device)  # returns, lengths, count
+        self._logs: dict[str, list[torch.Tensor]] = {}
+
+    def add(self, rewards: torch.Tensor, dones: torch.Tensor, extras: dict) -> None:
+        self._ret += rewards
+        self._len += 1
+        done = dones.float()
+        self._done_sums += torch.stack(
+            ((self._ret * done).sum(), (self._len * done).sum(), done.sum())
+        )
+        keep = 1.0 - done
+        self._ret *= keep
+        self._len *= keep
+        for key, value in extras.get("log", {}).items():
+            self._logs.setdefault(key, []).append(
+                torch.as_tensor(value, dtype=torch.float32, device=self.device)
+            )
+
+    def pop(self) -> tuple[float, float, dict[str, float]]:
+        """(mean return, mean length of episodes ended since the last pop, mean logs)."""
+        ret, length, count = self._done_sums.tolist()
+        self._done_sums.zero_()
+        logs = {k: float(torch.stack(v).mean()) for k, v in self._logs.items()}
+        self._logs.clear()
+        if count == 0:
+            return math.nan, math.nan, logs
+        return ret / count, length / count, logs
+
+
+class Runner(OnPolicyRunner):
+    """OnPolicyRunner with clean interruption, atomic checkpoints and robolearn's logs.
+
+    ``iterations`` counts completed learning iterations; ``model_<iterations>.pt`` holds the
+    policy after that many, and training resumed from it starts the next one.
+    """
+
+    def __init__(
+        self,
+        env,
+        agent_cfg: dict[str, Any],
+        device: str,
+        run_dir: Path | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        # rsl-rl prints the models and observation sets while building them; keep our
+        # output to the progress lines (the configs are saved in the run folder).
+        with contextlib.redirect_stdout(io.StringIO()):
+            super().__init__(env, agent_cfg, log_dir=None, device=device)
+        self.run_dir = run_dir
+        self.meta = meta or {}
+        self.iterations = 0
+        self.env_steps = 0
+        self.writer = None
+        self.wandb_run = None
+        self.stats = EpisodeStats(env.num_envs, env.device)
+        self.is_main = getattr(self, "gpu_global_rank", 0) == 0
+
+    # ---- checkpoints ------------------------------------------------------------------
+
+    def checkpoint_data(self) -> dict[str, Any]:
+        rng = {"torch": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        return {
+            "iterations": self.iterations,
+            "env_steps": self.env_steps,
+            "model": self.alg.save(),
+            "learning_rate": float(self.alg.learning_rate),
+            "rng": rng,
+            **self.meta,
+        }
+
+    def save(self, path: str | Path, infos: dict | None = None) -> None:
+        save_checkpoint(path, self.checkpoint_data())
+
+    def save_iteration(self) -> Path | None:
+        """Write ``model_<iterations>.pt`` in the run folder (main process only)."""
+        if self.run_dir is None or not self.is_main:
+            return None
+        path = self.run_dir / f"model_{self.iterations}.pt"
+        self.save(path)
+        return path
+
+    def load(self, path, load_cfg=None, strict=True, map_location=None) -> dict:
+        data = load_checkpoint(path, map_location=self.device)
+        self.restore(data)
+        return data
+
+    def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
+        """Load the policy (and, for resuming, optimizer, counters and random state)."""
+        load_cfg = {"actor": True, "critic": True, "optimizer": training_state}
+        self.alg.load(data["model"], load_cfg, strict=True)
+        if training_state:
+            self.iterations = int(data["iterations"])
+            self.env_steps = int(data.get("env_steps", 0))
+            self.alg.learning_rate = float(data["learning_rate"])
+            for group in self.alg.optimizer.param_groups:
+                group["lr"] = self.alg.learning_rate
+            torch.set_rng_state(data["rng"]["torch"])
+            if "cuda" in data["rng"] and torch.cuda.is_available():
+                torch.cuda.set_rng_state_all(data["rng"]["cuda"])
+
+    # ---- training ---------------------------------------------------------------------
+
+    def learn(
+        self,
+        max_iterations: int,
+        stop: StopRequest | None = None,
+        on_step: Callable[[int], None] | None = None,
+        log: Callable[[str], None] = print,
+        init_at_random_ep_len: bool = True,
+    ) -> str:
+        """Train until ``max_iterations`` iterations are done (in total, counting resumed
+        ones) or a stop is requested. Returns ``"done"`` or ``"stopped"``."""
+        stop = StopRequest() if stop is None else stop
+        env = self.env
+        if init_at_random_ep_len and self.iterations == 0:
+            # Spread episode ends so that resets do not come in waves.
+            env.episode_length_buf = torch.randint_like(
+                env.episode_length_buf, high=int(env.max_episode_length)
+            )
+        obs = env.get_observations().to(self.device)
+        self.alg.train_mode()
+        if self.is_distributed:
+            self.alg.broadcast_parameters()
+        self._open_writer()
+        steps_per_it = self.cfg["num_steps_per_env"]
+        start_it, wall_start = self.iterations, time.time()
+        while self.iterations < max_iterations:
+            t0 = time.time()
+            with torch.inference_mode():
+                for _ in range(steps_per_it):
+                    actions = self.alg.act(obs)
+                    obs, rewards, dones, extras = env.step(actions.to(env.device))
+                    obs, rewards, dones = (
+                        obs.to(self.device),
+                        rewards.to(self.device),
+                        dones.to(self.device),
+                    )
+                    self.alg.process_env_step(obs, rewards, dones, extras)
+                    self.stats.add(rewards, dones, extras)
+                    if on_step is not None:
+                        on_step(self.iterations)
+                    if stop:
+                        break
+                if stop:
+                    # Drop the unfinished rollout: the policy stays that of the last update.
+                    break
+                self.alg.compute_returns(obs)
+            t1 = time.time()
+            losses = self.alg.update()
+            t2 = time.time()
+            self.iterations += 1
+            self.env_steps += steps_per_it * env.num_envs * self.gpu_world_size
+            self._log_iteration(losses, t1 - t0, t2 - t1, start_it, max_iterations, wall_start, log)
+            if (
+                self.iterations % self.cfg["save_interval"] == 0
+                or self.iterations == max_iterations
+            ):
+                self.save_iteration()
+        if stop:
+            path = self.save_iteration()
+            log(
+                f"stopped by {stop.signal_name} after {self.iterations} iterations"
+                + (f"; saved {path}" if path else "")
+            )
+        self._close_writer()
+        return "stopped" if stop else "done"
+
+    # ---- logging ----------------------------------------------------------------------
+
+    def _open_writer(self) -> None:
+        if self.run_dir is None or not self.is_main or self.writer is not None:
+            return
+        from torch.utils.tensorboard import SummaryWriter
+
+        # purge_step drops scalars a crashed run wrote past its last checkpoint.
+        self.writer = SummaryWriter(
+            log_dir=str(self.run_dir), purge_step=self.iterations, flush_secs=10
+        )
+        if self.cfg.get("logger") == "wandb":
+            import wandb
+
+            # Offline unless the user set WANDB_MODE: a cluster node often has no internet.
+            self.wandb_run = wandb.init(
+                dir=str(self.run_dir),
+                id=self.run_dir.name,
+                resume="allow",
+                project=self.meta.get("task", "robolearn"),
+                config=self.meta,
+                mode=os.environ.get("WANDB_MODE", "offline"),
+            )
+
+    def _close_writer(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        if self.wandb_run is not None:
+            self.wandb_run.finish()
+            self.wandb_run = None
+
+    def _log_iteration(self, losses, collect_s, learn_s, start_it, max_it, wall_start, log) -> None:
+        it = self.iterations
+        n = self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
+        fps = n / max(collect_s + learn_s, 1e-9)
+        mean_return, mean_len, env_logs = self.stats.pop()
+        std = float(self.alg.get_policy().output_std.detach().mean())
+        if not self.is_main:
+            return
+        scalars = {
+            "Train/mean_reward": mean_return,
+            "Train/mean_episode_length": mean_len,
+            "Perf/env_steps_per_s": fps,
+            "Perf/collection_time": collect_s,
+            "Perf/learning_time": learn_s,
+            "Loss/learning_rate": self.alg.learning_rate,
+            "Policy/mean_std": std,
+            **{f"Loss/{k}": v for k, v in losses.items()},
+            **env_logs,
+        }
+        if self.writer is not None:
+            for key, value in scalars.items():
+                if not math.isnan(value):
+                    self.writer.add_scalar(key, value, it)
+        if self.wandb_run is not None:
+            self.wandb_run.log({k: v for k, v in scalars.items() if not math.isnan(v)}, step=it)
+        if self.run_dir is not None:
+            record = {
+                "iteration": it,
+                "env_steps": self.env_steps,
+                "wall_time": time.time() - wall_start,
+                **scalars,
+            }
+            with open(self.run_dir / "progress.jsonl", "a") as f:
+                f.write(json.dumps(record, allow_nan=True) + "\n")
+        done = it - start_it
+        elapsed = time.time() - wall_start
+        eta = elapsed / max(done, 1) * (max_it - it)
+        log(
+            f"it {it}/{max_it}  {fps / 1000:.1f}k steps/s  reward {mean_return:.2f}  "
+            f"ep_len {mean_len:.0f}  lr {self.alg.learning_rate:.1e}  "
+            f"elapsed {_hms(elapsed)}  ETA {_hms(eta)}"
+        )
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

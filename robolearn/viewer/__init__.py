@@ -1,0 +1,1 @@
+"""Seeing what the robots do: offscreen frames and videos (and, later, interactive viewers)."""

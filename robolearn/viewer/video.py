@@ -1,0 +1,140 @@
+"""Offscreen frames of envs and mp4 videos, without a display.
+
+MuJoCo's renderer draws one env at a time from a host copy of its state, so it works the
+same for every engine. Headless machines render through EGL (Mesa or a GPU driver);
+robolearn sets ``MUJOCO_GL=egl`` when no display is present (see robolearn/__init__.py).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from robolearn.errors import RobolearnError
+
+
+class EnvRenderer:
+    """Renders env ``env_id`` of an engine, with a camera that follows the robot's root."""
+
+    def __init__(
+        self,
+        engine,
+        width: int = 640,
+        height: int = 480,
+        track_body: int | None = None,
+        distance: float = 3.0,
+    ) -> None:
+        model = engine.model
+        vis = model.vis.global_
+        width, height = min(width, vis.offwidth), min(height, vis.offheight)
+        try:
+            self.renderer = mujoco.Renderer(model, height, width)
+        except Exception as exc:  # the GL backend could not start
+            backend = os.environ.get("MUJOCO_GL", "default")
+            raise RobolearnError(
+                f"cannot render offscreen with MUJOCO_GL={backend} ({exc}); install Mesa's EGL "
+                "(Debian: libegl1 libgl1-mesa-dri) or set MUJOCO_GL=osmesa with libosmesa6"
+            ) from exc
+        self.engine = engine
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self.camera = mujoco.MjvCamera()
+        if track_body is not None:
+            self.camera.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+            self.camera.trackbodyid = track_body
+        else:
+            self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+            self.camera.lookat[:] = model.stat.center
+        self.camera.distance = distance if track_body is not None else 1.5 * model.stat.extent
+        self.camera.elevation = -15.0
+        self.camera.azimuth = 135.0
+        self.width, self.height = width, height
+
+    def sync(self, env_id: int) -> mujoco.MjData:
+        """The host MjData holding env ``env_id``'s current pose (kinematics computed)."""
+        e = self.engine
+        self.data.qpos[:] = e.qpos[env_id].detach().cpu().double().numpy()
+        self.data.qvel[:] = e.qvel[env_id].detach().cpu().double().numpy()
+        mujoco.mj_forward(self.model, self.data)
+        return self.data
+
+    def frame(self, env_id: int = 0) -> np.ndarray:
+        """(height, width, 3) uint8 RGB image of env ``env_id``."""
+        self.renderer.update_scene(self.sync(env_id), camera=self.camera)
+        return self.renderer.render().copy()
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+def write_mp4(path: str | os.PathLike, frames: list[np.ndarray] | np.ndarray, fps: float) -> Path:
+    """Encode RGB frames as an H.264 mp4 at ``path``, atomically (temp file, then rename)."""
+    try:
+        import imageio.v2 as imageio
+    except ImportError as exc:
+        raise RobolearnError("videos need the video extra: pip install 'robolearn[video]'") from exc
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if len(frames) == 0:
+        raise RobolearnError("no frames to write")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".mp4")
+    os.close(fd)
+    try:
+        with imageio.get_writer(
+            tmp, fps=fps, codec="libx264", quality=7, macro_block_size=8, ffmpeg_log_level="error"
+        ) as writer:
+            for f in frames:
+                writer.append_data(np.asarray(f))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def track_body_of(env) -> int | None:
+    """The body a follow camera should track: the floating root, if the scene has one."""
+    return env.scene.root_body_id
+
+
+class PeriodicVideo:
+    """Records env 0 for ``length`` env steps every ``interval`` env steps during training.
+
+    Called after each env step; clips go to ``folder/step_<env step>.mp4``.
+    """
+
+    def __init__(self, env, folder: str | os.PathLike, length: int, interval: int) -> None:
+        if length < 1 or interval < 1:
+            raise RobolearnError("--video_length and --video_interval must be >= 1")
+        self.env = env
+        self.folder = Path(folder)
+        self.length, self.interval = length, interval
+        self.fps = 1.0 / env.step_dt
+        self.renderer = EnvRenderer(env.engine, track_body=track_body_of(env))
+        self.step = 0
+        self.frames: list[np.ndarray] = []
+        self.started_at = 0
+
+    def __call__(self, iteration: int) -> None:
+        if self.step % self.interval == 0 and not self.frames:
+            self.started_at = self.step
+            self.frames.append(self.renderer.frame(0))
+        elif self.frames:
+            self.frames.append(self.renderer.frame(0))
+            if len(self.frames) >= self.length:
+                self.flush()
+        self.step += 1
+
+    def flush(self) -> None:
+        if self.frames:
+            write_mp4(self.folder / f"step_{self.started_at}.mp4", self.frames, self.fps)
+            self.frames = []
+
+    def close(self) -> None:
+        self.flush()
+        self.renderer.close()

@@ -1,0 +1,39 @@
+"""Running the real command line in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def robolearn(
+    *args: str, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "robolearn", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def one_line_error(result: subprocess.CompletedProcess, fragment: str) -> None:
+    """Exit status 2, one line on stderr naming the problem, no traceback."""
+    assert result.returncode == 2, (result.returncode, result.stdout[-2000:], result.stderr[-2000:])
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.stderr
+    assert fragment in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def progress(run_dir: Path) -> list[dict]:
+    path = run_dir / "progress.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
