@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up (if needed), then run robolearn's main job: the engine benchmark on the humanoid
-# (physics steps/s of robolearn's cpu engine beside a bare mujoco.batch loop).
+# Set up (if needed), then run robolearn's main job: train humanoid_walk with the task's
+# defaults on this machine (the CPU engine without a GPU). Arguments go to robolearn train.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
-exec "${VENV:-.venv}/bin/python" benchmarks/engine_overhead.py "$@"
+exec "${VENV:-.venv}/bin/robolearn" train --task humanoid_walk "$@"

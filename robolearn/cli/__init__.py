@@ -47,7 +47,9 @@ def _subcommand_modules() -> list:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``robolearn`` console script; returns the exit status."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

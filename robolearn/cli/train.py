@@ -53,6 +53,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--log_root", default="logs", help="folder that holds the run folders")
     p.add_argument(
+        "--distributed",
+        action="store_true",
+        help="one rank of a torchrun job: NCCL on GPUs, gloo on CPUs",
+    )
+    p.add_argument(
+        "--nproc",
+        type=positive_int,
+        help="start K ranks on this machine with torchrun (implies --distributed)",
+    )
+    p.add_argument(
+        "--dist_timeout",
+        type=float,
+        default=300.0,
+        help="seconds a rank may wait for the others before the job fails",
+    )
+    p.add_argument(
         "overrides",
         nargs="*",
         metavar="OVERRIDE",
@@ -62,6 +78,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.nproc:
+        from robolearn.rl.launch import launch_local
+
+        return launch_local(args.nproc, args.argv)
     from robolearn.rl.train import TrainOptions, train
 
     opts = TrainOptions(
@@ -81,5 +101,7 @@ def run(args: argparse.Namespace) -> int:
         video_interval=args.video_interval,
         log_root=args.log_root,
         overrides=args.overrides,
+        distributed=args.distributed,
+        dist_timeout=args.dist_timeout,
     )
     return train(opts, log=lambda line: print(line, flush=True))

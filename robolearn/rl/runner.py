@@ -24,6 +24,7 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
+from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
 
 
 class StopRequest:
@@ -90,7 +91,10 @@ class Runner(OnPolicyRunner):
         device: str,
         run_dir: Path | None = None,
         meta: dict[str, Any] | None = None,
+        dist_info: DistInfo = SINGLE,
+        monitor: Monitor | None = None,
     ) -> None:
+        self.dist_info, self.monitor = dist_info, monitor
         # rsl-rl prints the models and observation sets while building them; keep our
         # output to the progress lines (the configs are saved in the run folder).
         with contextlib.redirect_stdout(io.StringIO()):
@@ -102,7 +106,31 @@ class Runner(OnPolicyRunner):
         self.writer = None
         self.wandb_run = None
         self.stats = EpisodeStats(env.num_envs, env.device)
-        self.is_main = getattr(self, "gpu_global_rank", 0) == 0
+        self.is_main = dist_info.is_main
+
+    def _configure_multi_gpu(self) -> None:
+        """rsl-rl's version starts NCCL on cuda:LOCAL_RANK; ours uses the process group
+        robolearn.rl.distributed started (NCCL or gloo) and tells PPO about it."""
+        info = self.dist_info
+        self.gpu_world_size = info.world_size
+        self.is_distributed = info.enabled
+        self.gpu_local_rank = info.local_rank
+        self.gpu_global_rank = info.rank
+        self.cfg["multi_gpu"] = (
+            {"global_rank": info.rank, "local_rank": info.local_rank, "world_size": info.world_size}
+            if info.enabled
+            else None
+        )
+
+    def check_ranks_agree(self) -> None:
+        """Raise if the policy's parameters differ between ranks (they never should)."""
+        if self.monitor is None:
+            return
+        flat = torch.cat([p.detach().flatten().cpu() for p in self.alg.get_policy().parameters()])
+        if not self.monitor.same_on_all_ranks(flat):
+            raise RankError(
+                f"policy parameters differ between ranks after {self.iterations} iterations"
+            )
 
     # ---- checkpoints ------------------------------------------------------------------
 
@@ -124,6 +152,7 @@ class Runner(OnPolicyRunner):
 
     def save_iteration(self) -> Path | None:
         """Write ``model_<iterations>.pt`` in the run folder (main process only)."""
+        self.check_ranks_agree()
         if self.run_dir is None or not self.is_main:
             return None
         path = self.run_dir / f"model_{self.iterations}.pt"
@@ -175,7 +204,14 @@ class Runner(OnPolicyRunner):
         self._open_writer()
         steps_per_it = self.cfg["num_steps_per_env"]
         start_it, wall_start = self.iterations, time.time()
+        distributed = self.monitor is not None
         while self.iterations < max_iterations:
+            if distributed:
+                # Ranks stop together, at the same iteration, whichever was signalled.
+                self.monitor.barrier(f"iteration {self.iterations + 1}")
+                if self.monitor.any_true(bool(stop)):
+                    stop.signal_name = stop.signal_name or "a signal to another rank"
+                    break
             t0 = time.time()
             with torch.inference_mode():
                 for _ in range(steps_per_it):
@@ -190,9 +226,9 @@ class Runner(OnPolicyRunner):
                     self.stats.add(rewards, dones, extras)
                     if on_step is not None:
                         on_step(self.iterations)
-                    if stop:
+                    if stop and not distributed:
                         break
-                if stop:
+                if stop and not distributed:
                     # Drop the unfinished rollout: the policy stays that of the last update.
                     break
                 self.alg.compute_returns(obs)

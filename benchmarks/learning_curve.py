@@ -1,0 +1,150 @@
+"""A task's learning curve on this machine: evaluation metrics against env steps and time.
+
+Trains with the real CLI (``robolearn train``), saving a checkpoint every ``--eval_every``
+iterations, then evaluates each checkpoint with ``robolearn play --eval --json`` (the play
+variant: no observation noise, no pushes; every env one whole episode). Writes a CSV and a
+PNG plot and prints a markdown table. Wall-clock time is training time only.
+
+    python benchmarks/learning_curve.py --task quadruped_walk --out docs/curves
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+COLUMNS = (
+    "iteration",
+    "env_steps",
+    "wall_time_s",
+    "train_mean_reward",
+    "mean_return",
+    "fall_rate",
+    "lin_vel_error",
+    "ang_vel_error",
+)
+
+
+def robolearn(*args) -> str:
+    cmd = [sys.executable, "-m", "robolearn", *map(str, args)]
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--num_envs", type=int)
+    parser.add_argument("--max_iterations", type=int)
+    parser.add_argument("--eval_every", type=int, default=25)
+    parser.add_argument("--eval_envs", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--log_root", help="keep the run here (default: a temporary folder)")
+    parser.add_argument("--out", default="docs/curves", help="folder for the CSV and the plot")
+    parser.add_argument("overrides", nargs="*", help="passed to robolearn train")
+    args = parser.parse_args()
+    root = Path(args.log_root or tempfile.mkdtemp(prefix="curve-"))
+    train = [
+        "train",
+        "--task",
+        args.task,
+        "--seed",
+        args.seed,
+        "--log_root",
+        root,
+        f"agent.save_interval={args.eval_every}",
+        *args.overrides,
+    ]
+    if args.num_envs:
+        train += ["--num_envs", args.num_envs]
+    if args.max_iterations:
+        train += ["--max_iterations", args.max_iterations]
+    robolearn(*train)
+    (run,) = sorted((root / args.task).iterdir())[-1:]
+    progress = {
+        r["iteration"]: r
+        for r in map(json.loads, (run / "progress.jsonl").read_text().splitlines())
+    }
+    rows = []
+    for ckpt in sorted(run.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1])):
+        it = int(ckpt.stem.split("_")[1])
+        out = robolearn(
+            "play",
+            "--task",
+            args.task,
+            "--checkpoint",
+            ckpt,
+            "--eval",
+            "--json",
+            "--num_envs",
+            args.eval_envs,
+        )
+        metrics = json.loads(out.strip().splitlines()[-1])
+        p = progress[it]
+        rows.append(
+            {
+                "iteration": it,
+                "env_steps": p["env_steps"],
+                "wall_time_s": round(p["wall_time"], 1),
+                "train_mean_reward": p["Train/mean_reward"],
+                **{k: metrics[k] for k in COLUMNS[4:]},
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / f"{args.task}.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, args.task, out_dir / f"{args.task}.png")
+    print(
+        "| iteration | env steps | wall clock | train reward | eval return | fall rate "
+        "| lin vel err (m/s) | yaw rate err (rad/s) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        err = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        print(
+            f"| {r['iteration']} | {r['env_steps']:,} | {r['wall_time_s'] / 60:.1f} min | "
+            f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
+            f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} |"
+        )
+    print(f"run folder: {run}")
+
+
+def plot(rows: list[dict], task: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    minutes = [r["wall_time_s"] / 60 for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    axes[0].plot(minutes, [r["mean_return"] for r in rows], "o-", label="eval return")
+    axes[0].plot(minutes, [r["train_mean_reward"] for r in rows], ".--", label="training episodes")
+    axes[0].set_ylabel("episode return")
+    axes[0].legend()
+    axes[1].plot(minutes, [r["fall_rate"] for r in rows], "o-", color="C3")
+    axes[1].set_ylabel("fall rate")
+    axes[1].set_ylim(-0.02, 1.02)
+    if rows and rows[-1]["lin_vel_error"] is not None:
+        axes[2].plot(minutes, [r["lin_vel_error"] for r in rows], "o-", label="linear (m/s)")
+        axes[2].plot(minutes, [r["ang_vel_error"] for r in rows], "o-", label="yaw rate (rad/s)")
+        axes[2].set_ylabel("tracking error")
+        axes[2].legend()
+    for ax in axes:
+        ax.set_xlabel("training wall clock (min)")
+        ax.grid(alpha=0.3)
+    steps = rows[-1]["env_steps"] if rows else 0
+    fig.suptitle(f"{task}: learning curve on this machine ({steps / 1e6:.1f}M env steps)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

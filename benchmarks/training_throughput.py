@@ -1,0 +1,74 @@
+"""End-to-end training throughput: env steps/s of ``robolearn train``, learning included.
+
+Runs the real training command for a few iterations per env count in a temporary log folder
+and reads its progress.jsonl: the median over iterations (the first is left out: it pays
+for warm-up) of env steps/s, with the split between collecting (env steps + policy
+inference) and learning (the PPO update).
+
+    python benchmarks/training_throughput.py [--task T] [--envs 1024 4096] [--iterations 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run(task: str, num_envs: int, iterations: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as root:
+        cmd = [
+            sys.executable,
+            "-m",
+            "robolearn",
+            "train",
+            "--task",
+            task,
+            "--num_envs",
+            str(num_envs),
+            "--max_iterations",
+            str(iterations),
+            "--engine",
+            "cpu",
+            "--log_root",
+            root,
+            "--seed",
+            "0",
+        ]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        (progress,) = Path(root).glob("*/*/progress.jsonl")
+        rows = [json.loads(line) for line in progress.read_text().splitlines()][1:]
+    med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
+    return {
+        "fps": med("Perf/env_steps_per_s"),
+        "collect": med("Perf/collection_time"),
+        "learn": med("Perf/learning_time"),
+        "batch": num_envs * 24,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="humanoid_walk")
+    parser.add_argument("--envs", type=int, nargs="+", default=[1024, 4096])
+    parser.add_argument("--iterations", type=int, default=6)
+    args = parser.parse_args()
+    print(f"task {args.task}, cpu engine, {args.iterations - 1} timed iterations each")
+    print("| envs | env steps/s with training | collection s/it | learning s/it | learning share |")
+    print("|---:|---:|---:|---:|---:|")
+    for n in args.envs:
+        r = run(args.task, n, args.iterations)
+        share = r["learn"] / (r["collect"] + r["learn"])
+        print(
+            f"| {n} | {r['fps']:,.0f} | {r['collect']:.2f} | {r['learn']:.2f} "
+            f"| {100 * share:.0f}% |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
