@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 
-def run(task: str, num_envs: int, iterations: int) -> dict[str, float]:
+def run(task: str, num_envs: int, iterations: int, nproc: int = 1) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as root:
         cmd = [
             sys.executable,
@@ -39,6 +39,8 @@ def run(task: str, num_envs: int, iterations: int) -> dict[str, float]:
             "--seed",
             "0",
         ]
+        if nproc > 1:
+            cmd += ["--nproc", str(nproc)]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         (progress,) = Path(root).glob("*/*/progress.jsonl")
         rows = [json.loads(line) for line in progress.read_text().splitlines()][1:]
@@ -47,7 +49,7 @@ def run(task: str, num_envs: int, iterations: int) -> dict[str, float]:
         "fps": med("Perf/env_steps_per_s"),
         "collect": med("Perf/collection_time"),
         "learn": med("Perf/learning_time"),
-        "batch": num_envs * 24,
+        "batch": num_envs * 24 * nproc,
     }
 
 
@@ -56,7 +58,24 @@ def main() -> None:
     parser.add_argument("--task", default="humanoid_walk")
     parser.add_argument("--envs", type=int, nargs="+", default=[1024, 4096])
     parser.add_argument("--iterations", type=int, default=6)
+    parser.add_argument(
+        "--ranks",
+        type=int,
+        nargs="*",
+        default=[],
+        help="instead: total --envs split over 1, 2, ... ranks (torchrun, gloo)",
+    )
     args = parser.parse_args()
+    if args.ranks:
+        total = args.envs[0]
+        print(f"task {args.task}, {total} envs in total, cpu engine, gloo ranks on this machine")
+        print("| ranks | envs per rank | env steps/s with training (all ranks) | learning share |")
+        print("|---:|---:|---:|---:|")
+        for k in args.ranks:
+            r = run(args.task, total // k, args.iterations, nproc=k)
+            share = r["learn"] / (r["collect"] + r["learn"])
+            print(f"| {k} | {total // k} | {r['fps']:,.0f} | {100 * share:.0f}% |", flush=True)
+        return
     print(f"task {args.task}, cpu engine, {args.iterations - 1} timed iterations each")
     print("| envs | env steps/s with training | collection s/it | learning s/it | learning share |")
     print("|---:|---:|---:|---:|---:|")

@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _subcommand_modules() -> list:
     """Modules with a ``register(subparsers)`` function, one per subcommand."""
-    from robolearn.cli import export, list_tasks, play, train
+    from robolearn.cli import bench, export, list_tasks, play, train
 
-    return [train, play, export, list_tasks]
+    return [train, play, export, bench, list_tasks]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

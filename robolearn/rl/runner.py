@@ -107,6 +107,7 @@ class Runner(OnPolicyRunner):
         self.wandb_run = None
         self.stats = EpisodeStats(env.num_envs, env.device)
         self.is_main = dist_info.is_main
+        self._torch_threads = torch.get_num_threads()
 
     def _configure_multi_gpu(self) -> None:
         """rsl-rl's version starts NCCL on cuda:LOCAL_RANK; ours uses the process group
@@ -213,6 +214,7 @@ class Runner(OnPolicyRunner):
                     stop.signal_name = stop.signal_name or "a signal to another rank"
                     break
             t0 = time.time()
+            self._rollout_threads()
             with torch.inference_mode():
                 for _ in range(steps_per_it):
                     actions = self.alg.act(obs)
@@ -233,6 +235,7 @@ class Runner(OnPolicyRunner):
                     break
                 self.alg.compute_returns(obs)
             t1 = time.time()
+            self._update_threads()
             losses = self.alg.update()
             t2 = time.time()
             self.iterations += 1
@@ -251,6 +254,22 @@ class Runner(OnPolicyRunner):
             )
         self._close_writer()
         return "stopped" if stop else "done"
+
+    # ---- threads ----------------------------------------------------------------------
+
+    def _rollout_threads(self) -> None:
+        """On the cpu engine, torch runs single-threaded while MuJoCo steps.
+
+        MuJoCo's batch keeps every core busy during the physics; torch's OpenMP threads,
+        which spin for a while after each parallel op, would take cores from it between
+        the small per-step tensor ops. The update, which is all torch, gets every core.
+        """
+        if self.env.device.type == "cpu" and self._torch_threads > 1:
+            torch.set_num_threads(1)
+
+    def _update_threads(self) -> None:
+        if self.env.device.type == "cpu" and self._torch_threads > 1:
+            torch.set_num_threads(self._torch_threads)
 
     # ---- logging ----------------------------------------------------------------------
 

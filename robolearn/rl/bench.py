@@ -1,0 +1,168 @@
+"""``robolearn bench``: a task's speed, measured side by side in one process.
+
+Isaac Lab's three columns plus mjlab's physics column, for one task, env count and engine,
+all from the same run of the task's own (untrained) policy in the env, so that every
+figure sees the same robot states (fallen robots, with more contacts, cost more physics):
+
+* ``physics_steps_per_s``: the engine's substeps per second of time spent inside the
+  engine (stepping, resets): the bare engine's speed on those states, the ceiling;
+* ``env_steps_per_s``: env steps per second of ``ManagerBasedRLEnv.step`` (all managers);
+* ``env_steps_per_s_inference``: the same, plus the actor network choosing the actions;
+* ``env_steps_per_s_training``: ``robolearn train``'s loop, rollout and PPO update.
+
+``overhead_vs_bare`` = 1 - env steps/s x decimation / physics steps/s: what robolearn's
+managers add to the engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import resource
+import statistics
+import time
+from typing import Any
+
+import torch
+
+from robolearn.rl.session import build_setup
+
+
+def _rate(fn, seconds: float, per_call: int) -> float:
+    calls, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        fn()
+        calls += 1
+    return calls * per_call / elapsed
+
+
+def run_bench(
+    task: str,
+    num_envs: int | None,
+    engine: str,
+    seconds: float = 3.0,
+    rounds: int = 3,
+    train_iterations: int = 3,
+    overrides: list[str] | None = None,
+) -> dict[str, Any]:
+    from robolearn.adapters import RslRlVecEnv
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.runner import Runner
+
+    setup = build_setup(task, overrides or [], num_envs=num_envs, engine=engine)
+    env = ManagerBasedRLEnv(setup.env_cfg)
+    n, dec, e = env.num_envs, env.cfg.decimation, env.engine
+    agent = setup.agent_cfg.to_rsl_rl()
+    agent["save_interval"] = 10**9
+    runner = Runner(RslRlVecEnv(env), agent, device=str(env.device))
+    policy = runner.get_inference_policy(device=str(env.device))
+
+    engine_time = [0.0]
+    step, reset, forward_envs = e.step, e.reset, e.forward_envs
+
+    def timed(fn):
+        def call(*a, **k):
+            t = time.perf_counter()
+            out = fn(*a, **k)
+            engine_time[0] += time.perf_counter() - t
+            return out
+
+        return call
+
+    e.step, e.reset, e.forward_envs = timed(step), timed(reset), timed(forward_envs)
+
+    def sync() -> None:
+        if env.device.type == "cuda":
+            torch.cuda.synchronize(env.device)
+
+    from robolearn.rl.policy import act
+
+    physics, env_rate, infer_rate = [], [], []
+    threads = torch.get_num_threads()
+    if env.device.type == "cpu":
+        torch.set_num_threads(1)  # as the training loop does while MuJoCo steps
+    for _ in range(rounds):
+        env.reset()
+        engine_time[0], env_time, policy_time, steps = 0.0, 0.0, 0.0, 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            t0 = time.perf_counter()
+            actions = act(policy, env.obs_buf, n)
+            sync()
+            t1 = time.perf_counter()
+            env.step(actions)
+            sync()
+            env_time += time.perf_counter() - t1
+            policy_time += t1 - t0
+            steps += 1
+        physics.append(steps * n * dec / engine_time[0])
+        env_rate.append(steps * n / env_time)
+        infer_rate.append(steps * n / (env_time + policy_time))
+    torch.set_num_threads(threads)
+    e.step, e.reset, e.forward_envs = step, reset, forward_envs
+
+    # Training: the runner's own loop, timed per iteration (the first one warms up).
+    times: list[float] = []
+    with contextlib.redirect_stdout(io.StringIO()):
+        for i in range(train_iterations + 1):
+            t = time.perf_counter()
+            runner.learn(i + 1, log=lambda _line: None, init_at_random_ep_len=False)
+            sync()
+            if i > 0:
+                times.append(time.perf_counter() - t)
+    per_iteration = runner.cfg["num_steps_per_env"] * n
+    result = {
+        "task": task,
+        "engine": e.name,
+        "device": str(env.device),
+        "num_envs": n,
+        "decimation": dec,
+        "physics_steps_per_s": statistics.median(physics),
+        "env_steps_per_s": statistics.median(env_rate),
+        "env_steps_per_s_inference": statistics.median(infer_rate),
+        "env_steps_per_s_training": per_iteration / statistics.median(times),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    ceiling = result["physics_steps_per_s"] / dec
+    result["overhead_vs_bare"] = 1.0 - result["env_steps_per_s"] / ceiling
+    result["training_vs_bare"] = result["env_steps_per_s_training"] / ceiling
+    if env.device.type == "cuda":
+        result["peak_gpu_mb"] = torch.cuda.max_memory_allocated(env.device) / 2**20
+    return result
+
+
+def format_report(r: dict[str, Any]) -> str:
+    ceiling = r["physics_steps_per_s"] / r["decimation"]
+
+    def row(label: str, value: str, note: str = "") -> str:
+        return f"  {label:<38}{value:>12}   {note}".rstrip()
+
+    lines = [
+        f"{r['task']}: {r['num_envs']} envs on {r['engine']} ({r['device']}), "
+        f"decimation {r['decimation']}",
+        row(
+            "physics steps/s (inside the engine)",
+            f"{r['physics_steps_per_s']:,.0f}",
+            f"= {ceiling:,.0f} env steps/s ceiling",
+        ),
+        row(
+            "env steps/s (all managers)",
+            f"{r['env_steps_per_s']:,.0f}",
+            f"{r['env_steps_per_s'] / ceiling:.1%} of the ceiling",
+        ),
+        row(
+            "env steps/s + policy inference",
+            f"{r['env_steps_per_s_inference']:,.0f}",
+            f"{r['env_steps_per_s_inference'] / ceiling:.1%}",
+        ),
+        row(
+            "env steps/s + training (PPO)",
+            f"{r['env_steps_per_s_training']:,.0f}",
+            f"{r['training_vs_bare']:.1%}",
+        ),
+        row("overhead over the bare engine", f"{r['overhead_vs_bare']:.1%}"),
+        row("peak memory (process RSS)", f"{r['peak_rss_mb']:,.0f} MB"),
+    ]
+    if "peak_gpu_mb" in r:
+        lines.append(row("peak GPU memory", f"{r['peak_gpu_mb']:,.0f} MB"))
+    return "\n".join(lines)
