@@ -12,8 +12,9 @@ VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 
-# Debian packages: Mesa's EGL and OSMesa for headless rendering (videos, viewer frames).
-debs=(libegl1 libgl1 libgl1-mesa-dri libosmesa6)
+# Debian packages: Mesa's EGL and OSMesa for headless rendering (videos, viewer frames);
+# Chromium and Xvfb, which the tests of the web and native viewers drive.
+debs=(libegl1 libgl1 libgl1-mesa-dri libosmesa6 chromium xvfb)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,7 +44,7 @@ fi
 stamp="$VENV/.robolearn-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing robolearn and its dependencies into $VENV"
-  "$py" -m pip install -q -e ".[dev,video]" 2>&1 | grep -v "^WARNING: Location" || true
+  "$py" -m pip install -q -e ".[dev,video,viewer]" 2>&1 | grep -v "^WARNING: Location" || true
   "$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch" \
     || { echo "setup: the install is incomplete" >&2; exit 1; }
   touch "$stamp"

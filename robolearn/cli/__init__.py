@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _subcommand_modules() -> list:
     """Modules with a ``register(subparsers)`` function, one per subcommand."""
-    from robolearn.cli import bench, export, list_tasks, play, train
+    from robolearn.cli import bench, export, list_tasks, play, train, view
 
-    return [train, play, export, bench, list_tasks]
+    return [train, play, view, export, bench, list_tasks]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

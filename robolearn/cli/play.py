@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from robolearn.cli.common import add_env_args, positive_int
+from robolearn.cli.view import add_viewer_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,11 +32,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video", action="store_true", help="write an mp4 of env 0 (offscreen)")
     p.add_argument("--video_length", type=positive_int, default=500, help="frames (env steps)")
     p.add_argument("--video_path", help="where to write the mp4 (default: <run>/videos/play/)")
+    p.add_argument(
+        "--video_envs",
+        type=positive_int,
+        default=1,
+        help="envs in the video, tiled in a grid (default 1)",
+    )
+    p.add_argument(
+        "--viewer",
+        default="none",
+        choices=["none", "web", "native"],
+        help="watch interactively instead of evaluating",
+    )
+    add_viewer_args(p)
     p.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="env.<path>=<value>")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.viewer != "none":
+        from robolearn.viewer.launch import ViewOptions, view
+
+        opts = ViewOptions(
+            task=args.task,
+            viewer=args.viewer,
+            num_envs=args.num_envs,
+            device=args.device,
+            engine=args.engine,
+            actions="policy",
+            checkpoint=args.checkpoint or "latest",
+            load_run=args.load_run,
+            log_root=args.log_root,
+            host=args.host,
+            port=args.port,
+            max_steps=args.max_steps,
+            max_seconds=args.max_seconds,
+            overrides=args.overrides,
+        )
+        return view(opts, log=lambda line: print(line, flush=True))
     from robolearn.rl.play import PlayOptions, play
 
     opts = PlayOptions(
@@ -52,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         video=args.video,
         video_length=args.video_length,
         video_path=args.video_path,
+        video_envs=args.video_envs,
         overrides=args.overrides,
     )
     return play(opts, log=lambda line: print(line, flush=True))

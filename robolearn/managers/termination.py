@@ -45,6 +45,8 @@ class TerminationManager:
         self._time_out_cols = torch.tensor([t.time_out for t in cfg.values()], device=dev)
         self.terminated = torch.zeros(n, dtype=torch.bool, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.last_episode_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
+        """(N, num_terms): the terms that ended each env's previous episode (for viewers)."""
 
     def compute(self) -> torch.Tensor:
         """Evaluate every term; returns terminated | time_outs."""
@@ -57,10 +59,22 @@ class TerminationManager:
         self.terminated = self.term_dones[:, ~self._time_out_cols].any(-1)
         return self.terminated | self.time_outs
 
+    def last_reason(self, env_id: int) -> str | None:
+        """Names of the terms that ended ``env_id``'s previous episode, or None."""
+        names = [
+            n
+            for n, hit in zip(
+                self.term_names, self.last_episode_dones[env_id].tolist(), strict=True
+            )
+            if hit
+        ]
+        return ", ".join(names) if names else None
+
     def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
         counts = self.term_dones[env_ids].sum(0)
         log = {f"Episode_Termination/{name}": counts[i] for i, name in enumerate(self.term_names)}
         for fn in self._terms.values():
             reset_term(fn, env_ids)
+        self.last_episode_dones[env_ids] = self.term_dones[env_ids]
         self.term_dones[env_ids] = False
         return log

@@ -28,6 +28,7 @@ class PlayOptions:
     video: bool = False
     video_length: int = 500
     video_path: str | None = None
+    video_envs: int = 1
     overrides: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -57,7 +58,11 @@ def play(opts: PlayOptions, log=print) -> int:
     if opts.video:
         from robolearn.viewer.video import EnvRenderer, track_body_of
 
-        recorder = _Clip(EnvRenderer(env.engine, track_body=track_body_of(env)), opts.video_length)
+        if not 1 <= opts.video_envs <= env.num_envs:
+            raise RobolearnError(f"--video_envs must be between 1 and --num_envs ({env.num_envs})")
+        size = (640, 480) if opts.video_envs == 1 else (480, 360)
+        renderer = EnvRenderer(env.engine, *size, track_body=track_body_of(env))
+        recorder = _Clip(env, renderer, opts.video_length, opts.video_envs)
     from robolearn.rl.evaluate import evaluate
 
     metrics = evaluate(env, policy, on_step=recorder)
@@ -84,18 +89,27 @@ def play(opts: PlayOptions, log=print) -> int:
 
 
 class _Clip:
-    """Frames of env 0, one per env step, up to ``length``."""
+    """Frames of env 0 (or a grid of the first ``envs`` envs) with the velocity arrows, one
+    per env step, up to ``length``."""
 
-    def __init__(self, renderer, length: int) -> None:
-        self.renderer, self.length, self.frames = renderer, length, []
+    def __init__(self, env, renderer, length: int, envs: int = 1) -> None:
+        self.env, self.renderer, self.length, self.envs = env, renderer, length, envs
+        self.frames: list = []
 
     @property
     def full(self) -> bool:
         return len(self.frames) >= self.length
 
     def __call__(self) -> None:
-        if not self.full:
-            self.frames.append(self.renderer.frame(0))
+        from robolearn.viewer.overlays import velocity_arrows
+
+        if self.full:
+            return
+        arrows = lambda i: velocity_arrows(self.env, i)  # noqa: E731
+        if self.envs == 1:
+            self.frames.append(self.renderer.frame(0, arrows=arrows(0)))
+        else:
+            self.frames.append(self.renderer.grid(list(range(self.envs)), arrows_of=arrows))
 
 
 def export(

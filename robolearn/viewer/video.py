@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
+from robolearn.viewer.overlays import add_arrow
 
 
 class EnvRenderer:
@@ -62,10 +63,27 @@ class EnvRenderer:
         mujoco.mj_forward(self.model, self.data)
         return self.data
 
-    def frame(self, env_id: int = 0) -> np.ndarray:
-        """(height, width, 3) uint8 RGB image of env ``env_id``."""
-        self.renderer.update_scene(self.sync(env_id), camera=self.camera)
+    def frame(
+        self, env_id: int = 0, option: mujoco.MjvOption | None = None, arrows: list | None = None
+    ) -> np.ndarray:
+        """(height, width, 3) uint8 RGB image of env ``env_id``, with optional scene options
+        (e.g. contact drawing) and extra arrows (start, end, rgba)."""
+        kwargs = {"scene_option": option} if option is not None else {}
+        self.renderer.update_scene(self.sync(env_id), camera=self.camera, **kwargs)
+        for start, end, rgba in arrows or ():
+            add_arrow(self.renderer.scene, start, end, rgba)
         return self.renderer.render().copy()
+
+    def grid(self, env_ids: list[int], arrows_of=None) -> np.ndarray:
+        """Several envs tiled in a near-square grid, one frame per env."""
+        tiles = [self.frame(i, arrows=arrows_of(i) if arrows_of else None) for i in env_ids]
+        cols = int(np.ceil(np.sqrt(len(tiles))))
+        rows = int(np.ceil(len(tiles) / cols))
+        blank = np.zeros_like(tiles[0])
+        tiles += [blank] * (rows * cols - len(tiles))
+        return np.concatenate(
+            [np.concatenate(tiles[r * cols : (r + 1) * cols], axis=1) for r in range(rows)], axis=0
+        )
 
     def close(self) -> None:
         self.renderer.close()

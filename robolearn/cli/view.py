@@ -1,0 +1,69 @@
+"""``robolearn view``: watch a task in a native window or a browser."""
+
+from __future__ import annotations
+
+import argparse
+
+from robolearn.cli.common import add_env_args, positive_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "view",
+        help="watch a task: native window or browser",
+        description=(
+            "Run a task and watch it: --viewer web (default) serves a page on localhost, "
+            "--viewer native opens MuJoCo's window. Actions: zero, random, a policy "
+            "(--checkpoint), or --follow a training run, reloading each new checkpoint."
+        ),
+    )
+    add_env_args(p, num_envs_help="parallel envs (default 16; 4 when following training)")
+    p.add_argument("--viewer", default="web", choices=["web", "native"])
+    add_viewer_args(p)
+    p.add_argument("--actions", default="zero", choices=["zero", "random", "policy"])
+    p.add_argument("--checkpoint", help="a .pt path, 'latest' or 'pretrained' (implies policy)")
+    p.add_argument("--load_run", help="run folder name (or regex) under --log_root")
+    p.add_argument("--log_root", default="logs")
+    p.add_argument(
+        "--follow",
+        nargs="?",
+        const="latest",
+        metavar="RUN",
+        help="follow a training run (default: the latest), reloading new checkpoints",
+    )
+    p.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="env.<path>=<value>")
+    p.set_defaults(run=run)
+
+
+def add_viewer_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="web viewer address (default localhost only; 0.0.0.0 exposes it)",
+    )
+    p.add_argument("--port", type=int, default=8765, help="web viewer port (0: any free one)")
+    p.add_argument("--max_steps", type=positive_int, help="stop after this many env steps")
+    p.add_argument("--max_seconds", type=float, help="stop after this many seconds")
+
+
+def run(args: argparse.Namespace) -> int:
+    from robolearn.viewer.launch import ViewOptions, view
+
+    opts = ViewOptions(
+        task=args.task,
+        viewer=args.viewer,
+        num_envs=args.num_envs,
+        device=args.device,
+        engine=args.engine,
+        actions=args.actions,
+        checkpoint=args.checkpoint,
+        load_run=args.load_run,
+        log_root=args.log_root,
+        follow=args.follow,
+        host=args.host,
+        port=args.port,
+        max_steps=args.max_steps,
+        max_seconds=args.max_seconds,
+        overrides=args.overrides,
+    )
+    return view(opts, log=lambda line: print(line, flush=True))

@@ -1,0 +1,113 @@
+"""``robolearn view`` and ``robolearn play --viewer``: a task in a native or web viewer."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import ipaddress
+import os
+from pathlib import Path
+
+from robolearn.errors import RobolearnError
+from robolearn.viewer.session import (
+    ActionSource,
+    FollowRun,
+    PolicyActions,
+    RandomActions,
+    ViewerSession,
+)
+
+
+@dataclasses.dataclass
+class ViewOptions:
+    task: str
+    viewer: str = "web"
+    num_envs: int | None = None
+    device: str = "auto"
+    engine: str | None = None
+    actions: str = "zero"
+    checkpoint: str | None = None
+    load_run: str | None = None
+    log_root: str = "logs"
+    follow: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8765
+    max_steps: int | None = None
+    max_seconds: float | None = None
+    overrides: list[str] = dataclasses.field(default_factory=list)
+
+
+def view(opts: ViewOptions, log=print) -> int:
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.checkpoint import load_checkpoint
+    from robolearn.rl.policy import find_checkpoint
+    from robolearn.rl.runs import resolve_run
+    from robolearn.rl.session import build_setup, resolve_device_engine
+
+    if opts.viewer not in ("web", "native"):
+        raise RobolearnError(f"unknown viewer {opts.viewer!r}; valid: web, native")
+    if opts.actions not in ("zero", "random", "policy"):
+        raise RobolearnError(f"unknown action source {opts.actions!r}; valid: zero, random, policy")
+    engine = resolve_device_engine(opts.device, opts.engine)
+    experiment = build_setup(opts.task, []).agent_cfg.experiment_name
+    overrides = list(opts.overrides)
+    source_path = None
+    if opts.follow is not None:
+        follow = None if opts.follow == "latest" else opts.follow
+        source_path = resolve_run(Path(opts.log_root), experiment, follow)
+        # A viewer beside training must not slow it: lower our scheduling priority.
+        os.nice(10)
+    elif opts.actions == "policy" or opts.checkpoint:
+        source_path = find_checkpoint(
+            opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root
+        )
+        overrides = list(load_checkpoint(source_path).get("overrides", [])) + overrides
+    if opts.follow is not None:
+        from robolearn.rl.runs import checkpoints
+
+        found = checkpoints(source_path)
+        if found:
+            overrides = list(load_checkpoint(found[-1]).get("overrides", [])) + overrides
+    num_envs = opts.num_envs or (4 if opts.follow is not None else 16)
+    setup = build_setup(opts.task, overrides, play=True, num_envs=num_envs, engine=engine)
+    env = ManagerBasedRLEnv(setup.env_cfg)
+    source: ActionSource
+    if opts.follow is not None:
+        source = FollowRun(env, source_path)
+    elif source_path is not None:
+        source = PolicyActions(env, source_path)
+    elif opts.actions == "random":
+        source = RandomActions()
+    else:
+        source = ActionSource()
+    session = ViewerSession(env, source)
+    if opts.viewer == "native":
+        from robolearn.viewer.native import run_native
+
+        frames = run_native(session, opts.max_steps, opts.max_seconds)
+        log(f"native viewer closed after {session.steps} env steps, {frames} frames")
+        return 0
+    from robolearn.viewer.web import WebViewer
+
+    _check_host(opts.host, log)
+    viewer = WebViewer(session, opts.host, opts.port)
+    what = f"{opts.task}, {env.num_envs} envs, {source.label} actions"
+    log(f"robolearn web viewer: {viewer.url}  ({what})")
+    if viewer.host in ("127.0.0.1", "localhost", "::1"):
+        log(
+            f"from another machine: ssh -L {viewer.port}:localhost:{viewer.port} <this host>, "
+            f"then open http://localhost:{viewer.port}/"
+        )
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a viewer is closed
+        viewer.run(opts.max_steps, opts.max_seconds)
+    log(f"web viewer stopped after {session.steps} env steps, {viewer.frames} frames")
+    return 0
+
+
+def _check_host(host: str, log) -> None:
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        log(f"warning: serving on {host}: anyone who can reach this address can control the viewer")

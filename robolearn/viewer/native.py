@@ -1,0 +1,120 @@
+"""The native viewer: MuJoCo's own window (``mujoco.viewer``), driven by a ViewerSession.
+
+The window shows one env of many, mirrored into a host MjData each frame, with MuJoCo's
+contact drawing and robolearn's velocity arrows; the per-term rewards and the status are
+text overlays. Keys (besides MuJoCo's own):
+
+    space      pause / resume         right arrow   one step (paused)
+    backspace  reset this env         delete        reset every env
+    [ and ]    previous / next env    - and =       slower / faster
+    F          toggle the follow camera
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import mujoco
+
+from robolearn.errors import RobolearnError
+from robolearn.viewer.overlays import add_arrow
+from robolearn.viewer.session import SPEEDS, ViewerSession
+
+_KEYS = {
+    32: {"action": "toggle"},  # space
+    262: {"action": "step"},  # right arrow
+    259: {"action": "reset"},  # backspace
+    261: {"action": "reset_all"},  # delete
+}
+
+
+def run_native(
+    session: ViewerSession, max_steps: int | None = None, max_seconds: float | None = None
+) -> int:
+    """Open the window and run until it is closed or a limit is reached; returns frames shown."""
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        raise RobolearnError(
+            "the native viewer needs a display (DISPLAY is not set); on a headless machine use "
+            "--viewer web, or run under Xvfb"
+        )
+    if os.environ.get("MUJOCO_GL", "glfw") not in ("glfw", ""):
+        raise RobolearnError(
+            f"the native viewer needs MUJOCO_GL=glfw (now {os.environ['MUJOCO_GL']}); unset it"
+        )
+    import mujoco.viewer
+
+    env = session.env
+    model = env.engine.model
+    data = mujoco.MjData(model)
+
+    def on_key(key: int) -> None:
+        if key in _KEYS:
+            session.submit(_KEYS[key])
+        elif key == ord("["):
+            session.submit({"action": "env", "value": session.env_id - 1})
+        elif key == ord("]"):
+            session.submit({"action": "env", "value": session.env_id + 1})
+        elif key in (ord("-"), ord("=")):
+            i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - session.speed))
+            i = max(0, i - 1) if key == ord("-") else min(len(SPEEDS) - 1, i + 1)
+            session.submit({"action": "speed", "value": SPEEDS[i]})
+        elif key == ord("F"):
+            session.submit({"action": "camera", "value": not session.follow_camera})
+
+    frames, started = 0, time.monotonic()
+    with mujoco.viewer.launch_passive(model, data, key_callback=on_key) as viewer:
+        root = env.scene.root_body_id
+        viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = True
+        viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = True
+        while viewer.is_running():
+            session.tick()
+            with viewer.lock():
+                e, i = env.engine, session.env_id
+                data.qpos[:] = e.qpos[i].detach().cpu().double().numpy()
+                data.qvel[:] = e.qvel[i].detach().cpu().double().numpy()
+                mujoco.mj_forward(model, data)
+                if session.follow_camera and root is not None:
+                    viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+                    viewer.cam.trackbodyid = root
+                viewer.user_scn.ngeom = 0
+                for start, end, rgba in session.arrows():
+                    add_arrow(viewer.user_scn, start, end, rgba)
+                viewer.set_texts(_texts(session))
+            viewer.sync()
+            frames += 1
+            if max_steps is not None and session.steps >= max_steps:
+                break
+            if max_seconds is not None and time.monotonic() - started >= max_seconds:
+                break
+            time.sleep(0.01)
+    _wait_for_window_thread()
+    return frames
+
+
+def _wait_for_window_thread(timeout: float = 10.0) -> None:
+    """Let MuJoCo's window thread finish tearing down before the interpreter exits; GLFW
+    terminated under a live render loop crashes or hangs the process."""
+    for thread in threading.enumerate():
+        if "_launch_internal" in thread.name:
+            thread.join(timeout)
+
+
+def _texts(session: ViewerSession) -> list[tuple]:
+    s = session.status()
+    left = [
+        f"env {s['env']}/{s['num_envs']}  step {s['steps']}  t {s['episode_time_s']:.2f} s",
+        "paused" if s["paused"] else f"running x{s['speed']}",
+        f"last reset: {s['last_termination'] or '-'}",
+    ]
+    if "command" in s:
+        c, v = s["command"], s["velocity"]
+        left.append(f"command vx {c['vx']:+.2f} vy {c['vy']:+.2f} wz {c['wz']:+.2f}")
+        left.append(f"actual  vx {v['vx']:+.2f} vy {v['vy']:+.2f} wz {v['wz']:+.2f}")
+    names = "\n".join(s["rewards"]) + "\ntotal"
+    values = "\n".join(f"{x:+.3f}" for x in s["rewards"].values()) + f"\n{s['reward_total']:+.3f}"
+    return [
+        (None, mujoco.mjtGridPos.mjGRID_TOPLEFT, "\n".join(left), ""),
+        (None, mujoco.mjtGridPos.mjGRID_TOPRIGHT, names, values),
+    ]

@@ -1,0 +1,230 @@
+"""What an interactive viewer drives: a live env, its action source and the viewer's state.
+
+Native and web viewers share this: pause, single step, reset one env or all, speed, the env
+being watched, the follow camera, and the numbers shown beside the picture (per-term
+rewards, command and actual velocity, the termination reason of the last reset). All env
+calls happen on the thread that calls :meth:`ViewerSession.tick`; other threads (a web
+request, a key press) only :meth:`submit` commands.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.managers import UniformVelocityCommand
+from robolearn.viewer.overlays import velocity_arrows
+
+SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+class ActionSource:
+    """Zero actions (the default pose held by position actuators)."""
+
+    label = "zero"
+
+    def __call__(self, env) -> torch.Tensor:
+        return torch.zeros(env.num_envs, env.num_actions, device=env.device)
+
+    def poll(self) -> None:
+        """Look for a newer policy (only a followed run has one)."""
+
+    def info(self) -> dict[str, Any]:
+        return {"actions": self.label}
+
+
+class RandomActions(ActionSource):
+    """Uniform random actions in [-scale, scale]."""
+
+    label = "random"
+
+    def __init__(self, scale: float = 0.5) -> None:
+        self.scale = scale
+
+    def __call__(self, env) -> torch.Tensor:
+        return self.scale * (2 * torch.rand(env.num_envs, env.num_actions, device=env.device) - 1)
+
+
+class PolicyActions(ActionSource):
+    """A trained policy from a checkpoint."""
+
+    label = "policy"
+
+    def __init__(self, env, checkpoint: Path) -> None:
+        from robolearn.rl.checkpoint import load_checkpoint
+        from robolearn.rl.policy import build_runner
+
+        self.checkpoint = Path(checkpoint)
+        data = load_checkpoint(self.checkpoint, map_location=env.device)
+        self.runner = build_runner(env, data)
+        self.policy = self.runner.get_inference_policy(device=str(env.device))
+        self.iteration = int(data.get("iterations", 0))
+
+    def __call__(self, env) -> torch.Tensor:
+        from robolearn.rl.policy import act
+
+        return act(self.policy, env.obs_buf, env.num_envs)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "actions": self.label,
+            "checkpoint": str(self.checkpoint),
+            "iteration": self.iteration,
+        }
+
+
+class FollowRun(PolicyActions):
+    """The newest checkpoint of a training run, reloaded when training saves a newer one.
+
+    Training writes checkpoints atomically, so a file that appears is complete; this only
+    reads files and never talks to the training process, which runs undisturbed.
+    """
+
+    label = "follow"
+
+    def __init__(self, env, run_dir: Path, poll_s: float = 2.0) -> None:
+        from robolearn.rl.runs import checkpoints
+
+        self.run_dir, self.poll_s, self._last_poll = Path(run_dir), poll_s, 0.0
+        self._checkpoints = checkpoints
+        self.env = env
+        found = checkpoints(self.run_dir)
+        if not found:
+            raise RobolearnError(f"{run_dir} has no checkpoint yet; wait for the first save")
+        super().__init__(env, found[-1])
+
+    def poll(self) -> None:
+        now = time.monotonic()
+        if now - self._last_poll < self.poll_s:
+            return
+        self._last_poll = now
+        found = self._checkpoints(self.run_dir)
+        if found and found[-1] != self.checkpoint:
+            from robolearn.rl.checkpoint import load_checkpoint
+
+            data = load_checkpoint(found[-1], map_location=self.env.device)
+            self.runner.restore(data, training_state=False)
+            self.checkpoint, self.iteration = found[-1], int(data.get("iterations", 0))
+
+
+class ViewerSession:
+    """A live env under a viewer's control."""
+
+    def __init__(self, env, actions: ActionSource) -> None:
+        self.env = env
+        self.actions = actions
+        self.paused = False
+        self.speed = 1.0
+        self.env_id = 0
+        self.follow_camera = True
+        self.show_contacts = True
+        self.steps = 0
+        self._pending_steps = 0
+        self._debt = 0.0
+        self._last_tick = time.monotonic()
+        self._commands: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.changed = True
+
+    # ---- commands (any thread) ---------------------------------------------------------
+
+    def submit(self, command: dict[str, Any]) -> None:
+        """Queue a command: {"action": pause|resume|toggle|step|reset|reset_all|speed|env|
+        camera|contacts, "value": ...}."""
+        self._commands.put(dict(command))
+
+    def _apply(self, cmd: dict[str, Any]) -> None:
+        action, value = cmd.get("action"), cmd.get("value")
+        env = self.env
+        if action == "pause":
+            self.paused = True
+        elif action == "resume":
+            self.paused = False
+        elif action == "toggle":
+            self.paused = not self.paused
+        elif action == "step":
+            self.paused = True
+            self._pending_steps += 1
+        elif action == "reset":
+            env._reset_envs(torch.tensor([self.env_id], device=env.device))
+            env.obs_buf = env.observation_manager.compute()
+        elif action == "reset_all":
+            env.reset()
+        elif action == "speed":
+            self.speed = min(max(float(value), 0.05), 8.0)
+        elif action == "env":
+            self.env_id = int(value) % env.num_envs
+        elif action == "camera":
+            self.follow_camera = bool(value)
+        elif action == "contacts":
+            self.show_contacts = bool(value)
+        self.changed = True
+
+    # ---- the loop (one thread) -------------------------------------------------------
+
+    def step(self) -> None:
+        self.env.step(self.actions(self.env))
+        self.steps += 1
+        self.changed = True
+
+    def tick(self, max_steps_per_tick: int = 8) -> int:
+        """Apply queued commands, then step as far as real time x speed asks; returns the
+        number of env steps taken."""
+        while True:
+            try:
+                self._apply(self._commands.get_nowait())
+            except queue.Empty:
+                break
+        self.actions.poll()
+        now = time.monotonic()
+        elapsed, self._last_tick = now - self._last_tick, now
+        taken = 0
+        if self.paused:
+            self._debt = 0.0
+            while self._pending_steps > 0:
+                self._pending_steps -= 1
+                self.step()
+                taken += 1
+            return taken
+        self._debt = min(self._debt + elapsed * self.speed, max_steps_per_tick * self.env.step_dt)
+        while self._debt >= self.env.step_dt and taken < max_steps_per_tick:
+            self._debt -= self.env.step_dt
+            self.step()
+            taken += 1
+        return taken
+
+    # ---- what is shown ---------------------------------------------------------------
+
+    def arrows(self) -> list:
+        return velocity_arrows(self.env, self.env_id)
+
+    def status(self) -> dict[str, Any]:
+        env, i = self.env, self.env_id
+        rm = env.reward_manager
+        per_second = (rm.step_reward[i] / env.step_dt).tolist()
+        out: dict[str, Any] = {
+            "steps": self.steps,
+            "paused": self.paused,
+            "speed": self.speed,
+            "env": i,
+            "num_envs": env.num_envs,
+            "episode_time_s": round(int(env.episode_length_buf[i]) * env.step_dt, 2),
+            "follow_camera": self.follow_camera,
+            "contacts": self.show_contacts,
+            "rewards": dict(zip(rm.term_names, per_second, strict=True)),
+            "reward_total": float(sum(per_second)),
+            "last_termination": env.termination_manager.last_reason(i),
+            **self.actions.info(),
+        }
+        for name, term in env.command_manager.terms.items():
+            if isinstance(term, UniformVelocityCommand):
+                cmd = term.command[i].tolist()
+                vx, vy = env.scene.root_lin_vel_b[i, :2].tolist()
+                wz = float(env.scene.root_ang_vel_b[i, 2])
+                out["command"] = {"name": name, "vx": cmd[0], "vy": cmd[1], "wz": cmd[2]}
+                out["velocity"] = {"vx": vx, "vy": vy, "wz": wz}
+        return out
