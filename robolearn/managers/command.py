@@ -179,7 +179,60 @@ class UniformVelocityCommand(CommandTerm):
         return origin, commanded, actual
 
 
-_TERMS: dict[type, type[CommandTerm]] = {UniformVelocityCommandCfg: UniformVelocityCommand}
+@dataclass
+class GaitPhaseCommandCfg(CommandTermCfg):
+    """A gait clock per env: which foot should be on the ground when.
+
+    The phase runs from 0 to 1 once per ``period_s``; see :class:`GaitPhaseCommand` for
+    which foot is meant to be down when. The starting phase is drawn uniformly at every
+    reset, so envs do not step in unison.
+    """
+
+    period_s: float = 0.8
+    """Seconds per gait cycle (two steps for a biped)."""
+    resampling_time_range: tuple[float, float] = (1e9, 1e9)
+    """The clock is not resampled during an episode."""
+
+
+class GaitPhaseCommand(CommandTerm):
+    """``command`` is (N, 2): sin and cos of the gait phase, an observation for the policy.
+
+    ``phase`` (N,) in [0, 1) advances by step_dt / period_s each step. For two feet, foot 0
+    is meant to be in stance while phase < 0.5 and foot 1 while phase >= 0.5, both swinging
+    briefly around the switch; :func:`robolearn.mdp.feet_gait_contact` rewards feet that
+    follow it.
+    """
+
+    cfg: GaitPhaseCommandCfg
+
+    def __init__(self, cfg: GaitPhaseCommandCfg, env: ManagerBasedRLEnv, name: str) -> None:
+        super().__init__(cfg, env, name)
+        if cfg.period_s <= 0:
+            raise RobolearnError(f"commands.{name}.period_s must be > 0, got {cfg.period_s}")
+        self.phase = torch.zeros(env.num_envs, device=env.device)
+        self._command = torch.zeros(env.num_envs, 2, device=env.device)
+
+    @property
+    def command(self) -> torch.Tensor:
+        return self._command
+
+    def _resample(self, env_ids: torch.Tensor) -> None:
+        self.phase[env_ids] = torch.rand(env_ids.numel(), device=self.env.device)
+
+    def _update_command(self) -> None:
+        angle = 2 * torch.pi * self.phase
+        self._command[:, 0] = torch.sin(angle)
+        self._command[:, 1] = torch.cos(angle)
+
+    def compute(self, dt: float) -> None:
+        self.phase = torch.remainder(self.phase + dt / self.cfg.period_s, 1.0)
+        self._update_command()
+
+
+_TERMS: dict[type, type[CommandTerm]] = {
+    UniformVelocityCommandCfg: UniformVelocityCommand,
+    GaitPhaseCommandCfg: GaitPhaseCommand,
+}
 
 
 class CommandManager:

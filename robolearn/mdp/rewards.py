@@ -164,6 +164,50 @@ def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
     return (speed * in_contact).sum(-1)
 
 
+def feet_gait_contact(
+    env: ManagerBasedRLEnv,
+    gait_command: str,
+    velocity_command: str,
+    swing_margin: float = 0.05,
+    threshold: float = 1.0,
+) -> torch.Tensor:
+    """How many of two feet are where the gait clock wants them (0, 1 or 2).
+
+    Moving (commanded speed above 0.1): foot 0 should touch the ground while the phase is
+    below 0.5 and swing otherwise, foot 1 the opposite; within ``swing_margin`` of a switch
+    either is fine. Standing: both feet should touch the ground.
+    """
+    phase = env.command_manager.terms[gait_command].phase
+    in_contact = foot_contact_force(env).norm(dim=-1) > threshold
+    stance = torch.stack((phase < 0.5, phase >= 0.5), dim=-1)
+    near_switch = (torch.minimum(phase, 1 - phase) < swing_margin) | (
+        (phase - 0.5).abs() < swing_margin
+    )
+    matches = (in_contact == stance) | near_switch.unsqueeze(-1)
+    moving = env.command_manager.get_command(velocity_command)[:, :3].norm(dim=-1) > 0.1
+    standing_ok = in_contact.float().sum(-1)
+    return torch.where(moving, matches.float().sum(-1), standing_ok)
+
+
+def feet_swing_height(
+    env: ManagerBasedRLEnv, target_height: float, threshold: float = 1.0
+) -> torch.Tensor:
+    """Squared shortfall of swinging feet below ``target_height`` (m, world z of the foot
+    body's origin): feet that shuffle instead of stepping."""
+    feet = env.scene.feet_body_ids
+    z = env.engine.xpos[:, feet, 2].float()
+    swinging = foot_contact_force(env).norm(dim=-1) <= threshold
+    return ((target_height - z).clamp(min=0).square() * swinging).sum(-1)
+
+
+def feet_distance_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
+    """How much closer than ``minimum`` (m) two feet are in the horizontal plane: legs that
+    cross or collide."""
+    feet = env.scene.feet_body_ids
+    pos = env.engine.xpos[:, feet, :2].float()
+    return (minimum - (pos[:, 0] - pos[:, 1]).norm(dim=-1)).clamp(min=0)
+
+
 class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a function
     """Rewards steps: the air time of each foot as it lands, beyond ``threshold`` seconds.
 
