@@ -83,9 +83,12 @@ def test_rsl_rl_vecenv_adapter():
     obs = vec.get_observations()
     assert isinstance(obs, TensorDict) and obs.batch_size == torch.Size([4])
     assert set(obs.keys()) == {"policy", "critic"}
-    assert obs["policy"].shape == (4, 75) and obs["critic"].shape == (4, 78)
-    assert vec.num_actions == 21 and vec.max_episode_length == 1000
-    vec.episode_length_buf = torch.full((4,), 999)  # rsl-rl spreads episode starts like this
-    _, _, dones, extras = vec.step(torch.zeros(4, 21))
+    dims = env.observation_manager.group_dims
+    assert obs["policy"].shape == (4, dims["policy"]) and obs["critic"].shape == (4, dims["critic"])
+    assert dims["critic"] > dims["policy"]  # the critic sees privileged terms too
+    actuated = sum(t.action_dim for t in env.action_manager.terms.values())
+    assert vec.num_actions == actuated and vec.max_episode_length == env.max_episode_length
+    vec.episode_length_buf = torch.full((4,), env.max_episode_length - 1)  # as rsl-rl does
+    _, _, dones, extras = vec.step(torch.zeros(4, vec.num_actions))
     assert dones.tolist() == [1, 1, 1, 1] and extras["time_outs"].all()
     assert "Episode_Termination/time_out" in extras["log"]

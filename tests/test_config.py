@@ -20,8 +20,8 @@ def test_override_by_dotted_path_converts_to_the_field_type():
     assert cfg.commands["base_velocity"].ranges.lin_vel_x == (0.0, 1.5)
     apply_override(cfg, "scene.num_envs", "64")
     assert cfg.scene.num_envs == 64
-    apply_override(cfg, "rewards.feet_air_time.params.threshold", "0.3")
-    assert cfg.rewards["feet_air_time"].params["threshold"] == 0.3
+    apply_override(cfg, "rewards.swing_height.params.target_height", "0.12")
+    assert cfg.rewards["swing_height"].params["target_height"] == 0.12
 
 
 def test_unknown_path_names_the_valid_keys():

@@ -137,7 +137,9 @@ def test_web_viewer_in_chromium_shows_the_robot_and_obeys_pause_and_step(browser
         )
         # env selector and reset
         page.select_option("#env", "2")
-        page.wait_for_function("document.getElementById('env').value === '2'")
+        deadline = time.time() + 10
+        while state(url)["env"] != 2 and time.time() < deadline:
+            time.sleep(0.1)
         assert state(url)["env"] == 2
         page.click("#reset")
         page.wait_for_function("parseFloat(document.getElementById('time').textContent) < 0.5")
