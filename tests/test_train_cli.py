@@ -364,3 +364,45 @@ def test_play_errors(tmp_path):
         robolearn("play", "--task", TASK, "--checkpoint", "pretrained"), "no pretrained checkpoint"
     )
     one_line_error(robolearn("export", "--checkpoint", tmp_path / "nope.pt"), "does not exist")
+
+
+def test_pretrained_humanoid_walks_by_the_targets():
+    """The shipped humanoid_walk checkpoint, evaluated as a user would, meets the flagship
+    targets: linear tracking error under 0.25 m/s, yaw-rate error under 0.3 rad/s, under 5%
+    of episodes ending in a fall (256 envs, 20 s episodes, the task's full command ranges)."""
+    out = robolearn(
+        "play",
+        "--task",
+        "humanoid_walk",
+        "--checkpoint",
+        "pretrained",
+        "--eval",
+        "--json",
+        "--engine",
+        "cpu",
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    m = json.loads(out.stdout.strip().splitlines()[-1])
+    assert m["episodes"] == 256 and m["mean_episode_length_s"] > 19.0
+    assert m["lin_vel_error"] < 0.25 and m["ang_vel_error"] < 0.3 and m["fall_rate"] < 0.05, m
+
+
+def test_pretrained_export_matches_the_checkpoint():
+    import onnxruntime as ort
+
+    from robolearn.adapters import make_env
+    from robolearn.rl.policy import act, load_for_env, pretrained_path
+
+    path = pretrained_path("humanoid_walk")
+    env = make_env("humanoid_walk", num_envs=16, engine="cpu", play=True)
+    policy, _, _ = load_for_env(env, path)
+    for _ in range(10):
+        env.step(act(policy, env.obs_buf, 16))
+    expected = act(policy, env.obs_buf, 16).numpy()
+    session = ort.InferenceSession(
+        str(path.parent / "policy.onnx"), providers=["CPUExecutionProvider"]
+    )
+    got = session.run(None, {"obs": env.obs_buf["policy"].numpy()})[0]
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+    desc = json.loads((path.parent / "policy.json").read_text())
+    assert desc["observation"]["dim"] == env.observation_manager.group_dims["policy"]

@@ -1,0 +1,83 @@
+"""The bare MuJoCo Warp step on a task's model: the GPU ceiling robolearn is measured against.
+
+Builds the task's compiled model (the same MJCF and timestep the env uses), ``nworld`` =
+``--num_envs``, captures ``decimation`` substeps in a CUDA graph (on a CUDA device) and
+times replays; prints one JSON object with physics steps/s and peak GPU memory.
+
+    python benchmarks/gpu/bare_mjwarp.py --task humanoid_walk --num_envs 4096 [--engine warp-cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import mujoco
+import torch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="humanoid_walk")
+    parser.add_argument("--num_envs", type=int, default=4096)
+    parser.add_argument("--engine", default="cuda", choices=["cuda", "warp-cpu"])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+
+    import mujoco_warp as mjw
+    import warp as wp
+
+    from robolearn.registry import get_task
+    from robolearn.scene.scene import resolve_model_path
+    from robolearn.sim import compile_model, load_spec
+
+    cfg = get_task(args.task).env_cfg()
+    spec = load_spec(resolve_model_path(cfg.scene.model))
+    if cfg.sim.physics_dt is not None:
+        spec.option.timestep = cfg.sim.physics_dt
+    model = compile_model(spec)
+    device = wp.get_device("cuda:0" if args.engine == "cuda" else "cpu")
+    data = mujoco.MjData(model)
+    if cfg.scene.keyframe:
+        mujoco.mj_resetDataKeyframe(model, data, model.key(cfg.scene.keyframe).id)
+    mujoco.mj_forward(model, data)
+    dec = cfg.decimation
+    with wp.ScopedDevice(device):
+        m = mjw.put_model(model)
+        d = mjw.put_data(model, data, nworld=args.num_envs)
+
+        def substeps() -> None:
+            for _ in range(dec):
+                mjw.step(m, d)
+
+        substeps()  # compile and warm up
+        wp.synchronize()
+        graph = None
+        if device.is_cuda:
+            with wp.ScopedCapture() as capture:
+                substeps()
+            graph = capture.graph
+        calls, start = 0, time.perf_counter()
+        while time.perf_counter() - start < args.seconds:
+            for _ in range(10):
+                wp.capture_launch(graph) if graph is not None else substeps()
+            wp.synchronize()
+            calls += 10
+        elapsed = time.perf_counter() - start
+    result = {
+        "task": args.task,
+        "engine": args.engine,
+        "num_envs": args.num_envs,
+        "decimation": dec,
+        "bare_physics_steps_per_s": calls * dec * args.num_envs / elapsed,
+        "cuda_graph": graph is not None,
+    }
+    if device.is_cuda:
+        free, total = torch.cuda.mem_get_info()
+        result["gpu_memory_used_mb"] = (total - free) / 2**20
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
