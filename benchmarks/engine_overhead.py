@@ -1,7 +1,8 @@
 """Physics steps/s of robolearn's cpu engine beside a bare ``mujoco.batch.Batch`` loop.
 
-Both run the robolearn humanoid on flat ground, 4 substeps per control update (the
-humanoid_walk decimation), writing new controls before every update, on the same threads.
+Both run the robolearn humanoid on flat ground at humanoid_walk's physics step and
+decimation (read from the task), writing new controls before every update, on the same
+threads.
 "bare" binds the same fields robolearn's engine binds (what an RL loop reads), so the ratio
 is the cost of our layer: torch views, the divergence check and the Python around them.
 Runs are interleaved (bare, ours, bare, ours, ...) and the median ratio is reported, so that
@@ -22,6 +23,7 @@ import torch
 from mujoco import batch as mjbatch
 from robolearn.assets import asset_path
 
+from robolearn.rl.session import build_setup
 from robolearn.sim import compile_model, make_engine
 from robolearn.sim.cpu import available_cores
 
@@ -43,7 +45,6 @@ FIELDS = (
     "actuator_force",
     "cfrc_ext",
 )
-DECIMATION = 4
 
 
 def controls(model: mujoco.MjModel, num_envs: int) -> np.ndarray:
@@ -52,7 +53,7 @@ def controls(model: mujoco.MjModel, num_envs: int) -> np.ndarray:
     return model.key("stand").ctrl + 0.05 * rng.standard_normal((num_envs, model.nu))
 
 
-def bare_loop(model: mujoco.MjModel, num_envs: int, seconds: float) -> float:
+def bare_loop(model: mujoco.MjModel, num_envs: int, decimation: int, seconds: float) -> float:
     batch = mjbatch.Batch(model, num_envs, available_cores())
     for f in FIELDS:
         batch.bind(f)
@@ -63,22 +64,22 @@ def bare_loop(model: mujoco.MjModel, num_envs: int, seconds: float) -> float:
     steps, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
         ctrl[:] = u
-        batch.step(nstep=DECIMATION)
+        batch.step(nstep=decimation)
         steps += 1
-    return steps * DECIMATION * num_envs / elapsed
+    return steps * decimation * num_envs / elapsed
 
 
-def robolearn_loop(model: mujoco.MjModel, num_envs: int, seconds: float) -> float:
+def robolearn_loop(model: mujoco.MjModel, num_envs: int, decimation: int, seconds: float) -> float:
     engine = make_engine(model, num_envs, "cpu")
     engine.reset(qpos=torch.as_tensor(model.key("stand").qpos))
     u = torch.as_tensor(controls(model, num_envs))
     steps, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
         engine.ctrl.copy_(u)
-        engine.step(DECIMATION)
+        engine.step(decimation)
         engine.nonfinite()
         steps += 1
-    return steps * DECIMATION * num_envs / elapsed
+    return steps * decimation * num_envs / elapsed
 
 
 def main() -> None:
@@ -87,9 +88,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="per timed run")
     parser.add_argument("--rounds", type=int, default=5, help="bare/ours pairs per size")
     args = parser.parse_args()
+    task = build_setup("humanoid_walk", []).env_cfg
+    decimation = task.decimation
     model = compile_model(asset_path("humanoid/scene.xml"))
+    model.opt.timestep = task.sim.physics_dt or model.opt.timestep
     print(
-        f"humanoid nq={model.nq} nv={model.nv} nu={model.nu}, decimation {DECIMATION}, "
+        f"humanoid nq={model.nq} nv={model.nv} nu={model.nu}, dt {model.opt.timestep}, "
+        f"decimation {decimation}, "
         f"{available_cores()} threads, mujoco {mujoco.__version__}, torch {torch.__version__}"
     )
     print(
@@ -100,8 +105,8 @@ def main() -> None:
     for n in args.envs:
         bare, ours, ratios = [], [], []
         for _ in range(args.rounds):
-            bare.append(bare_loop(model, n, args.seconds))
-            ours.append(robolearn_loop(model, n, args.seconds))
+            bare.append(bare_loop(model, n, decimation, args.seconds))
+            ours.append(robolearn_loop(model, n, decimation, args.seconds))
             ratios.append(ours[-1] / bare[-1])
         ratio = statistics.median(ratios)
         print(

@@ -105,7 +105,14 @@ def main() -> None:
         f"gymnasium {gym.__version__}"
     )
 
-    print("\n### robolearn on its humanoid (humanoid_walk, decimation 4)\n")
+    from robolearn.rl.session import build_setup
+
+    task_cfg = build_setup("humanoid_walk", []).env_cfg
+    dt, decimation = task_cfg.sim.physics_dt, task_cfg.decimation
+    print(
+        f"\n### robolearn on its humanoid (humanoid_walk: physics dt {dt} s, "
+        f"decimation {decimation})\n"
+    )
     print(
         "| engine | envs | bare mujoco.batch loop (physics/s) | robolearn physics/s (in run) | "
         "env steps/s | +inference | +training | env / ceiling | training / ceiling |"
@@ -116,6 +123,7 @@ def main() -> None:
     from robolearn.sim import compile_model
 
     humanoid = compile_model(asset_path("humanoid/scene.xml"))
+    humanoid.opt.timestep = dt or humanoid.opt.timestep  # the task's, not the asset's
     rng = np.random.default_rng(0)
     stand = humanoid.key("stand").ctrl
     for n in args.envs:
@@ -123,7 +131,7 @@ def main() -> None:
         def noisy_stand(n: int = n) -> np.ndarray:
             return stand + 0.1 * rng.standard_normal((n, humanoid.nu))
 
-        bare = bare_batch(humanoid, n, 4, args.seconds, noisy_stand)
+        bare = bare_batch(humanoid, n, decimation, args.seconds, noisy_stand)
         r = run_bench("humanoid_walk", n, "cpu", seconds=args.seconds, rounds=3)
         print(bench_row("cpu", n, f"{bare:,.0f}", r), flush=True)
     r = run_bench(

@@ -406,3 +406,40 @@ def test_pretrained_export_matches_the_checkpoint():
     np.testing.assert_allclose(got, expected, atol=1e-4)
     desc = json.loads((path.parent / "policy.json").read_text())
     assert desc["observation"]["dim"] == env.observation_manager.group_dims["policy"]
+
+
+def test_train_video_records_clips_of_env_0(tmp_path):
+    out = robolearn(
+        "train",
+        "--task",
+        TASK,
+        "--num_envs",
+        16,
+        "--max_iterations",
+        3,
+        "--video",
+        "--video_length",
+        8,
+        "--video_interval",
+        20,
+        "--log_root",
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    (run,) = (tmp_path / TASK).iterdir()
+    clips = sorted((run / "videos" / "train").glob("step_*.mp4"))
+    # 3 iterations x 16 env steps = 48 env steps: clips start at steps 0, 20 and 40
+    assert [c.name for c in clips] == ["step_0.mp4", "step_20.mp4", "step_40.mp4"]
+    assert len(decode(clips[0])) == 8
+    assert len(decode(clips[-1])) == 8  # the clip cut short by the end of training is kept
+
+
+def test_wandb_logger_without_wandb_is_a_clear_error(tmp_path):
+    try:
+        import wandb  # noqa: F401
+    except ImportError:
+        out = robolearn("train", "--task", TASK, "--logger", "wandb", "--log_root", tmp_path)
+        one_line_error(out, "--logger wandb needs the wandb package")
+        assert not any(tmp_path.rglob("*"))
+    else:
+        pytest.skip("wandb is installed here")

@@ -106,7 +106,7 @@ class JointPositionAction(ActionTerm):
     def _offset(self) -> torch.Tensor | float:
         if not self.cfg.use_default_offset:
             return 0.0
-        return self.env.scene.default_joint_pos[:, self.joint_ids]
+        return self.env.scene.default_joint_pos.index_select(1, self.joint_ids)
 
 
 class JointEffortAction(ActionTerm):

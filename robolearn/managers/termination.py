@@ -42,7 +42,14 @@ class TerminationManager:
         n, dev = env.num_envs, env.device
         self.term_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
         """(N, num_terms): which terms fired in the latest step."""
-        self._time_out_cols = torch.tensor([t.time_out for t in cfg.values()], device=dev)
+        flags = [t.time_out for t in cfg.values()]
+        # column ids, not masks: index_select is several times faster than mask indexing
+        self._time_out_cols = torch.tensor(
+            [i for i, f in enumerate(flags) if f], dtype=torch.long, device=dev
+        )
+        self._failure_cols = torch.tensor(
+            [i for i, f in enumerate(flags) if not f], dtype=torch.long, device=dev
+        )
         self.terminated = torch.zeros(n, dtype=torch.bool, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
         self.last_episode_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
@@ -55,8 +62,8 @@ class TerminationManager:
             if value.shape != (self.env.num_envs,):
                 raise RobolearnError(f"terminations.{name} must return (num_envs,) bools")
             self.term_dones[:, i] = value.bool()
-        self.time_outs = self.term_dones[:, self._time_out_cols].any(-1)
-        self.terminated = self.term_dones[:, ~self._time_out_cols].any(-1)
+        self.time_outs = self.term_dones.index_select(1, self._time_out_cols).any(-1)
+        self.terminated = self.term_dones.index_select(1, self._failure_cols).any(-1)
         return self.terminated | self.time_outs
 
     def last_reason(self, env_id: int) -> str | None:

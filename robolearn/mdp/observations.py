@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from robolearn.errors import RobolearnError
-
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
 
@@ -40,7 +38,8 @@ def base_height(env: ManagerBasedRLEnv) -> torch.Tensor:
 def joint_pos_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint positions minus the env's default positions, rad or m."""
     ids = env.scene.index("joint", joints)
-    return env.scene.joint_pos[:, ids] - env.scene.default_joint_pos[:, ids]
+    scene = env.scene
+    return scene.joint_pos.index_select(1, ids) - scene.default_joint_pos.index_select(1, ids)
 
 
 def joint_pos(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
@@ -75,7 +74,4 @@ def feet_contact(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor
 
 def foot_contact_force(env: ManagerBasedRLEnv) -> torch.Tensor:
     """(N, num_feet, 3) external force on each foot body (scene.feet), world frame, N."""
-    feet = env.scene.feet_body_ids
-    if feet is None:
-        raise RobolearnError("this term needs scene.feet: the names of the foot bodies")
-    return env.scene.contact_force[:, feet]
+    return env.scene.feet_contact_force

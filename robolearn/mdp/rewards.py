@@ -82,15 +82,15 @@ def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor
 def joint_torques_l2(env: ManagerBasedRLEnv, actuators: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared actuator forces (N^2 or (N m)^2)."""
     ids = env.scene.index("actuator", actuators)
-    return env.engine.actuator_force[:, ids].square().sum(-1)
+    return env.engine.actuator_force.index_select(1, ids).square().sum(-1)
 
 
 def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Mechanical power of the joint actuators, sum of |force x joint velocity| (W)."""
     scene = env.scene
     ids = scene.joint_actuator_ids
-    vel = scene.joint_vel[:, scene.actuator_joint[ids]]
-    return (env.engine.actuator_force[:, ids] * vel).abs().sum(-1)
+    vel = scene.joint_vel.index_select(1, scene.actuator_joint[ids])
+    return (env.engine.actuator_force.index_select(1, ids) * vel).abs().sum(-1)
 
 
 def joint_vel_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
@@ -113,7 +113,7 @@ def joint_pos_target_l2(
 def joint_acc_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint accelerations."""
     dofs = env.scene.joint_dof_adr[env.scene.index("joint", joints)]
-    return env.engine.qacc[:, dofs].square().sum(-1)
+    return env.engine.qacc.index_select(1, dofs).square().sum(-1)
 
 
 def action_rate_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -135,7 +135,7 @@ def joint_pos_limits(
     ids = scene.index("joint", joints)
     lo, hi = scene.joint_pos_limits[ids, 0], scene.joint_pos_limits[ids, 1]
     mid, half = (lo + hi) / 2, (hi - lo) / 2 * soft_ratio
-    pos = scene.joint_pos[:, ids]
+    pos = scene.joint_pos.index_select(1, ids)
     over = (pos - (mid + half)).clamp(min=0) + ((mid - half) - pos).clamp(min=0)
     return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
 
@@ -143,7 +143,14 @@ def joint_pos_limits(
 def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
     ids = env.scene.index("joint", joints)
-    return (env.scene.joint_pos[:, ids] - env.scene.default_joint_pos[:, ids]).abs().sum(-1)
+    return (
+        (
+            env.scene.joint_pos.index_select(1, ids)
+            - env.scene.default_joint_pos.index_select(1, ids)
+        )
+        .abs()
+        .sum(-1)
+    )
 
 
 # ---- contacts -----------------------------------------------------------------------
@@ -154,7 +161,7 @@ def undesired_contacts(
 ) -> torch.Tensor:
     """Number of ``bodies`` touching something with more than ``threshold`` newtons."""
     ids = env.scene.index("body", bodies)
-    return (env.scene.contact_force[:, ids].norm(dim=-1) > threshold).sum(-1).float()
+    return (env.scene.contact_force.index_select(1, ids).norm(dim=-1) > threshold).sum(-1).float()
 
 
 def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
@@ -194,8 +201,7 @@ def feet_swing_height(
 ) -> torch.Tensor:
     """Squared shortfall of swinging feet below ``target_height`` (m, world z of the foot
     body's origin): feet that shuffle instead of stepping."""
-    feet = env.scene.feet_body_ids
-    z = env.engine.xpos[:, feet, 2].float()
+    z = env.scene.feet_pos_w[..., 2]
     swinging = foot_contact_force(env).norm(dim=-1) <= threshold
     return ((target_height - z).clamp(min=0).square() * swinging).sum(-1)
 
@@ -203,8 +209,7 @@ def feet_swing_height(
 def feet_distance_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
     """How much closer than ``minimum`` (m) two feet are in the horizontal plane: legs that
     cross or collide."""
-    feet = env.scene.feet_body_ids
-    pos = env.engine.xpos[:, feet, :2].float()
+    pos = env.scene.feet_pos_w[..., :2]
     return (minimum - (pos[:, 0] - pos[:, 1]).norm(dim=-1)).clamp(min=0)
 
 

@@ -32,7 +32,7 @@ def illegal_contact(
 ) -> torch.Tensor:
     """One of ``bodies`` touched something with more than ``threshold`` newtons."""
     ids = env.scene.index("body", bodies)
-    return (env.scene.contact_force[:, ids].norm(dim=-1) > threshold).any(-1)
+    return (env.scene.contact_force.index_select(1, ids).norm(dim=-1) > threshold).any(-1)
 
 
 def joint_pos_out_of_bounds(

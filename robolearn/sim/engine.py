@@ -199,9 +199,10 @@ class Engine(abc.ABC):
         """
         cvel, xpos, root = self.cvel, self.xpos, self._root_of_body
         if body_ids is not None:
-            cvel, xpos, root = cvel[:, body_ids], xpos[:, body_ids], root[body_ids]
+            cvel, xpos = cvel.index_select(1, body_ids), xpos.index_select(1, body_ids)
+            root = root[body_ids]
         ang = cvel[..., 0:3]
-        offset = xpos - self.subtree_com[:, root]
+        offset = xpos - self.subtree_com.index_select(1, root)
         return cvel[..., 3:6] + torch.cross(ang, offset, dim=-1), ang
 
     # ---- divergence -------------------------------------------------------------------
