@@ -134,6 +134,13 @@ def main() -> None:
         bare = bare_batch(humanoid, n, decimation, args.seconds, noisy_stand)
         r = run_bench("humanoid_walk", n, "cpu", seconds=args.seconds, rounds=3)
         print(bench_row("cpu", n, f"{bare:,.0f}", r), flush=True)
+    # The same robot at half the physics step and twice the substeps (humanoid_walk's
+    # settings before it moved to 0.01 s): the managers and PPO cost the same per env step,
+    # so their share depends on how much physics one env step holds.
+    fine = ["env.sim.physics_dt=0.005", "env.decimation=4"]
+    n = args.envs[0]
+    r = run_bench("humanoid_walk", n, "cpu", seconds=args.seconds, rounds=3, overrides=fine)
+    print(bench_row("cpu, dt 0.005 x 4", n, "-", r), flush=True)
     r = run_bench(
         "humanoid_walk",
         args.warp_envs,

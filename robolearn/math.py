@@ -78,6 +78,26 @@ def quat_from_euler_xyz(roll: torch.Tensor, pitch: torch.Tensor, yaw: torch.Tens
     )
 
 
+def columns(ids: torch.Tensor) -> slice | torch.Tensor:
+    """``ids`` as a slice when they are consecutive, else unchanged.
+
+    ``x[:, columns(ids)]`` is then a view, or a write into one, instead of a gather or a
+    scatter: on cpu a gather from engine memory costs about ten times a strided copy.
+    """
+    if ids.dim() != 1 or ids.numel() == 0:
+        return ids
+    first = int(ids[0])
+    if torch.equal(ids.cpu(), torch.arange(first, first + ids.numel())):
+        return slice(first, first + ids.numel())
+    return ids
+
+
+def take_columns(x: torch.Tensor, cols: slice | torch.Tensor) -> torch.Tensor:
+    """``x[:, cols]`` for a :func:`columns` result: a view for a slice, else index_select
+    (several times faster than advanced indexing on cpu)."""
+    return x[:, cols] if isinstance(cols, slice) else x.index_select(1, cols)
+
+
 def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
     """Angles wrapped into [-pi, pi)."""
     return torch.remainder(angle + torch.pi, 2 * torch.pi) - torch.pi

@@ -280,3 +280,33 @@ def test_cartpole_pole_angle_observation_is_the_hinge():
     obs = env.observation_manager.compute()["policy"]
     assert obs[1, 1] == pytest.approx(0.2) and obs[0, 1] == 0.0
     assert math.isclose(env.step_dt, 0.02)
+
+
+def test_zero_weight_reward_terms_log_zero_and_leave_the_rest_unchanged():
+    def edit(cfg):
+        cfg.rewards["feet_slide"].weight = 0.0
+
+    env = make("humanoid_walk", num_envs=8, edit=edit)
+    reference = make("humanoid_walk", num_envs=8)
+    action = 0.3 * torch.randn(8, env.num_actions, generator=torch.Generator().manual_seed(0))
+    for _ in range(5):
+        env.step(action)
+        reference.step(action)
+    slide = env.reward_manager.term_names.index("feet_slide")
+    assert env.reward_manager.episode_sums["feet_slide"].abs().max() == 0.0
+    # every other term contributes exactly what it does with the term on
+    others = [i for i in range(len(env.reward_manager.term_names)) if i != slide]
+    torch.testing.assert_close(
+        env.reward_manager.step_reward[:, others], reference.reward_manager.step_reward[:, others]
+    )
+
+
+def test_columns_are_views_only_when_consecutive():
+    from robolearn.math import columns, take_columns
+
+    x = torch.arange(24.0).reshape(4, 6)
+    assert columns(torch.tensor([2, 3, 4])) == slice(2, 5)
+    gappy = columns(torch.tensor([0, 2, 3]))
+    assert isinstance(gappy, torch.Tensor)
+    assert torch.equal(take_columns(x, gappy), x[:, [0, 2, 3]])
+    assert take_columns(x, slice(2, 5)).data_ptr() == x[:, 2:].data_ptr()  # a view

@@ -16,6 +16,7 @@ import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.math import columns
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -64,6 +65,7 @@ class ActionTerm:
             scene.actuator_ids(cfg.actuators), device=env.device, dtype=torch.long
         )
         self.action_dim = len(self.actuator_ids)
+        self._ctrl_cols = columns(self.actuator_ids)
         self.raw_actions = torch.zeros(env.num_envs, self.action_dim, device=env.device)
         self.processed_actions = torch.zeros_like(self.raw_actions)
         self._ctrl = env.engine.ctrl
@@ -78,7 +80,7 @@ class ActionTerm:
         return 0.0
 
     def apply_actions(self) -> None:
-        self._ctrl[:, self.actuator_ids] = self.processed_actions.to(self._ctrl.dtype)
+        self._ctrl[:, self._ctrl_cols] = self.processed_actions.to(self._ctrl.dtype)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self.raw_actions[env_ids] = 0.0

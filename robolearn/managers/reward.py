@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from robolearn.errors import RobolearnError
 from robolearn.managers.base import TermCfg, check_term_output, reset_term, resolve_term
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class RewardManager:
         self._terms = {name: resolve_term(t, env, f"rewards.{name}") for name, t in cfg.items()}
         n, dev = env.num_envs, env.device
         self._active = [i for i, t in enumerate(cfg.values()) if t.weight != 0.0]
+        self._active_cols = torch.tensor(self._active, dtype=torch.long, device=dev)
         self._weights = torch.tensor([t.weight for t in cfg.values()], device=dev)
         self._episode_sums = torch.zeros(n, len(cfg), device=dev)
         self.step_reward = torch.zeros(n, len(cfg), device=dev)
@@ -49,10 +51,20 @@ class RewardManager:
     def compute(self, dt: float) -> torch.Tensor:
         """The step's reward (N,), float32."""
         n = self.env.num_envs
+        values = []
         for i in self._active:
             name = self.term_names[i]
-            value = self._terms[name](self.env, **self.cfg[name].params)
-            self.step_reward[:, i] = check_term_output(value, n, f"rewards.{name}")
+            value = check_term_output(
+                self._terms[name](self.env, **self.cfg[name].params), n, f"rewards.{name}"
+            )
+            if value.dim() != 1:
+                raise RobolearnError(f"rewards.{name} returned {tuple(value.shape)}; want (N,)")
+            values.append(value.float())
+        # One write of all columns instead of a small strided write per term.
+        if len(self._active) == len(self.term_names):
+            torch.stack(values, dim=1, out=self.step_reward)
+        elif values:
+            self.step_reward.index_copy_(1, self._active_cols, torch.stack(values, dim=1))
         # One multiply and one sum for all terms, instead of a few small ops per term.
         self.step_reward.mul_(self._weights * dt)
         self._episode_sums += self.step_reward

@@ -161,7 +161,7 @@ def undesired_contacts(
 ) -> torch.Tensor:
     """Number of ``bodies`` touching something with more than ``threshold`` newtons."""
     ids = env.scene.index("body", bodies)
-    return (env.scene.contact_force.index_select(1, ids).norm(dim=-1) > threshold).sum(-1).float()
+    return (env.scene.contact_force_of(ids).norm(dim=-1) > threshold).sum(-1).float()
 
 
 def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:

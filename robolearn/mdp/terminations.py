@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ def base_height_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
 def bad_orientation(env: ManagerBasedRLEnv, limit_angle: float) -> torch.Tensor:
     """The base tilted more than ``limit_angle`` radians from upright."""
     cos_tilt = -env.scene.projected_gravity_b[:, 2]
-    return cos_tilt < torch.cos(torch.tensor(limit_angle))
+    return cos_tilt < math.cos(limit_angle)
 
 
 def illegal_contact(
@@ -32,7 +33,7 @@ def illegal_contact(
 ) -> torch.Tensor:
     """One of ``bodies`` touched something with more than ``threshold`` newtons."""
     ids = env.scene.index("body", bodies)
-    return (env.scene.contact_force.index_select(1, ids).norm(dim=-1) > threshold).any(-1)
+    return (env.scene.contact_force_of(ids).norm(dim=-1) > threshold).any(-1)
 
 
 def joint_pos_out_of_bounds(

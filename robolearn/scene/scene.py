@@ -11,7 +11,7 @@ import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.math import quat_rotate, quat_rotate_inverse
+from robolearn.math import columns, quat_rotate, quat_rotate_inverse, take_columns
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS, Engine, compile_model, load_spec, make_engine
 
 
@@ -146,6 +146,8 @@ class Scene:
         self.joint_names = [m.joint(j).name for j in joints]
         self.joint_qpos_adr = torch.as_tensor(m.jnt_qposadr[joints], device=dev, dtype=torch.long)
         self.joint_dof_adr = torch.as_tensor(m.jnt_dofadr[joints], device=dev, dtype=torch.long)
+        self._joint_qpos_cols = columns(self.joint_qpos_adr)
+        self._joint_dof_cols = columns(self.joint_dof_adr)
         limited = torch.as_tensor(m.jnt_limited[joints], device=dev, dtype=torch.bool)
         rng = torch.as_tensor(m.jnt_range[joints], device=dev, dtype=torch.float32)
         inf = torch.full_like(rng[:, 0], float("inf"))
@@ -267,24 +269,29 @@ class Scene:
     @_per_step
     def joint_pos(self) -> torch.Tensor:
         """(N, num_joints) joint positions, float32."""
-        return self.engine.qpos.index_select(1, self.joint_qpos_adr).float()
+        return take_columns(self.engine.qpos, self._joint_qpos_cols).float()
 
     @_per_step
     def joint_vel(self) -> torch.Tensor:
         """(N, num_joints) joint velocities, float32."""
-        return self.engine.qvel.index_select(1, self.joint_dof_adr).float()
+        return take_columns(self.engine.qvel, self._joint_dof_cols).float()
 
     @_per_step
     def contact_force(self) -> torch.Tensor:
         """(N, nbody, 3) net external force on each body, world frame, float32."""
-        # convert all of cfrc_ext, then view: a strided float64->float32 copy of the
-        # force columns alone takes ten times as long on cpu
+        # All of cfrc_ext converted at once, then viewed: on cpu a strided float64->float32
+        # copy of its force columns alone takes several times as long.
         return self.engine.cfrc_ext.float()[..., 3:6]
+
+    def contact_force_of(self, body_ids: torch.Tensor) -> torch.Tensor:
+        """(N, len(body_ids), 3): :attr:`contact_force` of the given bodies, gathered from
+        the engine's memory (terms read a few bodies; converting all of them costs more)."""
+        return self.engine.cfrc_ext.index_select(1, body_ids)[..., 3:6].float()
 
     @_per_step
     def feet_contact_force(self) -> torch.Tensor:
         """(N, num_feet, 3) net external force on each foot body, world frame, float32."""
-        return self.contact_force.index_select(1, self._require_feet())
+        return self.contact_force_of(self._require_feet())
 
     @_per_step
     def feet_pos_w(self) -> torch.Tensor:
