@@ -78,9 +78,23 @@ class WarpEngine(Engine):
                     f"the {self.name} engine (MuJoCo Warp) cannot run this model: {exc}; "
                     "the cpu engine runs every MuJoCo feature"
                 ) from exc
+            flags = mjw.OverflowType
+            # Solver iteration limits are routine (MuJoCo's own solver stops there too);
+            # running out of contact or constraint room means contacts were dropped and that
+            # world's physics is wrong: warn of that only, and report it in nonfinite().
+            self._overflow_bad = int(flags.ALL) & ~int(flags.ITERATIONS | flags.LS_ITERATIONS)
+            self.m.opt.warn_overflow = self._overflow_bad
             data = mujoco.MjData(model)
             mujoco.mj_forward(model, data)
-            self.d = mjw.put_data(model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax)
+            try:
+                self.d = mjw.put_data(
+                    model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax
+                )
+            except ValueError as exc:
+                raise RobolearnError(
+                    f"the {self.name} engine cannot hold this model's initial state: {exc} "
+                    "(sim.nconmax and sim.njmax set the capacity per env)"
+                ) from exc
             self._reset_mask = wp.zeros(self.num_envs, dtype=bool)
         d, n = self.d, self.num_envs
         view = wp.to_torch
@@ -100,6 +114,7 @@ class WarpEngine(Engine):
         self.sensordata = view(d.sensordata)
         self.actuator_force = view(d.actuator_force)
         self.cfrc_ext = view(d.cfrc_ext)
+        self._overflow = view(d.overflow)
         self._reset_mask_t = view(self._reset_mask)
         self._use_graph = bool(cuda_graph) and self.wp_device.is_cuda
         self._graphs: dict[object, object] = {}
@@ -158,6 +173,13 @@ class WarpEngine(Engine):
         # MuJoCo Warp's forward runs every world; it leaves their state (qpos, qvel,
         # warm start) untouched, so envs not reset continue exactly as they would have.
         self.forward()
+
+    def nonfinite(self) -> torch.Tensor:
+        """Diverged envs, and envs whose contact or constraint buffers overflowed since the
+        last call (MuJoCo Warp drops what does not fit; raise sim.nconmax / sim.njmax)."""
+        overflowed = (self._overflow & self._overflow_bad) != 0
+        self._overflow.zero_()  # each overflow is reported once; a reset also clears it
+        return super().nonfinite() | overflowed
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))
