@@ -79,7 +79,9 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     gait = {"gait_command": "gait", "velocity_command": "base_velocity"}
     return ManagerBasedRLEnvCfg(
         scene=humanoid_scene(num_envs=1024),
-        sim=SimCfg(physics_dt=0.01),
+        # MuJoCo Warp sizes its constraint buffer from the initial state (64 rows here);
+        # a standing humanoid uses 53 and one hitting the floor more, so leave room.
+        sim=SimCfg(physics_dt=0.01, njmax=128),
         decimation=2,
         episode_length_s=20.0,
         # Legs and waist; the arms hold their default pose under their own position control.

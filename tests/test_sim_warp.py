@@ -126,6 +126,7 @@ def test_humanoid_walk_task_steps_on_warp_cpu():
     assert obs["policy"].shape == (4, env.observation_manager.group_dims["policy"])
     assert torch.isfinite(obs["policy"]).all()
     assert torch.isfinite(reward).all()
+    assert env.nonfinite_resets == 0  # no divergence, and room for every contact (njmax)
     # the reset path (reset kernel, per-env events, forward) runs on warp too
     env.reset()
     assert torch.isfinite(env.obs_buf["critic"]).all()

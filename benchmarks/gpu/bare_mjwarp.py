@@ -43,9 +43,16 @@ def main() -> None:
         mujoco.mj_resetDataKeyframe(model, data, model.key(cfg.scene.keyframe).id)
     mujoco.mj_forward(model, data)
     dec = cfg.decimation
+    iteration_limits = mjw.OverflowType.ITERATIONS | mjw.OverflowType.LS_ITERATIONS
+    if cfg.scene.keyframe:
+        # standing targets, as robolearn's env starts; with zero targets the robots collapse
+        # into a heap of contacts no training state looks like
+        data.ctrl[:] = model.key(cfg.scene.keyframe).ctrl
     with wp.ScopedDevice(device):
         m = mjw.put_model(model)
-        d = mjw.put_data(model, data, nworld=args.num_envs)
+        d = mjw.put_data(
+            model, data, nworld=args.num_envs, nconmax=cfg.sim.nconmax, njmax=cfg.sim.njmax
+        )
 
         def substeps() -> None:
             for _ in range(dec):
@@ -72,6 +79,9 @@ def main() -> None:
         "decimation": dec,
         "bare_physics_steps_per_s": calls * dec * args.num_envs / elapsed,
         "cuda_graph": graph is not None,
+        # worlds whose contact or constraint buffers overflowed (dropped work: a ceiling
+        # measured with overflows is too high)
+        "overflowed_worlds": int((d.overflow.numpy() & ~int(iteration_limits)).astype(bool).sum()),
     }
     if device.is_cuda:
         free, total = torch.cuda.mem_get_info()
