@@ -147,3 +147,11 @@ def test_contact_overflow_is_reported_once():
     # known, so every env is reported (a constraint overflow, per env, flags only that env)
     assert e.nonfinite().tolist() == [True, True]
     assert e.nonfinite().tolist() == [False, False]  # reported once
+
+
+def test_capacity_below_the_initial_contacts_is_a_clear_error():
+    xml = """<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
+             <body pos="0 0 0.099"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+             </worldbody></mujoco>"""
+    with pytest.raises(RobolearnError, match=r"cannot hold this model's initial state.*nconmax"):
+        make_engine(xml, 2, "warp-cpu", nconmax=1)

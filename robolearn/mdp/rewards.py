@@ -142,15 +142,10 @@ def joint_pos_limits(
 
 def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
-    ids = env.scene.index("joint", joints)
-    return (
-        (
-            env.scene.joint_pos.index_select(1, ids)
-            - env.scene.default_joint_pos.index_select(1, ids)
-        )
-        .abs()
-        .sum(-1)
-    )
+    scene = env.scene
+    ids = scene.index("joint", joints)
+    deviation = scene.joint_pos.index_select(1, ids) - scene.default_joint_pos.index_select(1, ids)
+    return deviation.abs().sum(-1)
 
 
 # ---- contacts -----------------------------------------------------------------------
