@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
+import types
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -101,17 +103,72 @@ def _coerce(value: Any, current: Any, path: str) -> Any:
         return type(current)(items)
     elif isinstance(current, dict) and isinstance(value, dict):
         return value
+    kind = type(current).__name__
+    article = "an" if kind[0] in "aeiou" else "a"
     raise RobolearnError(
-        f"{path} is a {type(current).__name__} (now {current!r}); cannot set it to {value!r}"
+        f"{path} is {article} {kind} (now {current!r}); cannot set it to {value!r}"
     )
+
+
+def _allows_none(owner: Any, key: str) -> bool:
+    """Whether dataclass ``owner``'s field ``key`` is annotated as optional (``X | None``)."""
+    try:
+        hint = typing.get_type_hints(type(owner)).get(key)
+    except Exception:  # an annotation that does not resolve: do not refuse on a guess
+        return True
+    return hint is None or type(None) in typing.get_args(hint) or hint is Any
+
+
+def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
+    """``value`` for a dataclass field that holds None now, checked against its annotation
+    (``int | None`` and the like); annotations we cannot check let the value through."""
+    try:
+        hint = typing.get_type_hints(type(owner)).get(key)
+    except Exception:  # an annotation that does not resolve: nothing to check against
+        return value
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return value
+    options = [a for a in typing.get_args(hint) if a is not type(None)]
+    if value is None:
+        return value
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    checkable = True
+    for option in options:
+        if option is bool and isinstance(value, bool):
+            return value
+        if option is int and number and float(value).is_integer():
+            return int(value)
+        if option is float and number:
+            return float(value)
+        if option is str and isinstance(value, str):
+            return value
+        if typing.get_origin(option) is tuple and isinstance(value, list | tuple):
+            return tuple(value)
+        if dataclasses.is_dataclass(option):
+            if isinstance(value, dict):
+                try:
+                    return option(**value)
+                except TypeError as exc:
+                    fields = ", ".join(f.name for f in dataclasses.fields(option))
+                    raise RobolearnError(
+                        f"{path}: {exc}; a {option.__name__} has fields {fields}"
+                    ) from exc
+            continue
+        checkable = checkable and option in (bool, int, float, str)
+    if checkable:
+        names = " | ".join(getattr(o, "__name__", str(o)) for o in options)
+        raise RobolearnError(f"{path} is {names} or null; cannot set it to {value!r}")
+    return value
 
 
 def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None:
     """Set the leaf at dotted ``path`` under ``root`` from the string ``text``.
 
     ``text`` is parsed as YAML (``2.0``, ``true``, ``[0.0, 1.5]``, ``null``) and converted to
-    the type of the value it replaces. Raises RobolearnError for an unknown path (naming the
-    valid keys at the point it fails) or a value of the wrong kind.
+    the type of the value it replaces. ``null`` for an entry of a dict (a reward, event or
+    observation term, a params key) removes it, as setting a term to None does in Isaac Lab.
+    Raises RobolearnError for an unknown path (naming the valid keys at the point it fails)
+    or a value of the wrong kind.
     """
     parts = path.split(".")
     node = root
@@ -129,7 +186,17 @@ def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None
                 parsed = yaml.safe_load(text)
             except yaml.YAMLError as exc:
                 raise RobolearnError(f"{walked}: cannot parse {text!r}: {exc}") from exc
-            value = _coerce(parsed, current, walked)
+            if parsed is None and isinstance(node, Mapping):
+                # Isaac Lab's convention: a term (or a params key) set to None is removed
+                del node[key]
+                return
+            if parsed is None and current is not None and not _allows_none(node, key):
+                now = type(current).__name__ if dataclasses.is_dataclass(current) else current
+                raise RobolearnError(f"{walked} cannot be null; it is now {now!r}")
+            if current is None and dataclasses.is_dataclass(node):
+                value = _coerce_to_hint(parsed, node, key, walked)
+            else:
+                value = _coerce(parsed, current, walked)
             if isinstance(node, Mapping):
                 node[key] = value
             else:

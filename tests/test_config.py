@@ -39,6 +39,9 @@ def test_unknown_path_names_the_valid_keys():
         ("scene.num_envs", "1.5", "is an integer"),
         ("rewards.track_lin_vel_xy.weight", "high", "cannot set it"),
         ("commands.base_velocity.ranges.lin_vel_x", "[1, 2, 3]", "needs 2 values"),
+        # fields that hold None now are checked against their annotation (int | None)
+        ("sim.nconmax", "lots", "is int or null"),
+        ("sim.nthread", "1.5", "is int or null"),
     ],
 )
 def test_bad_values_are_clear_errors(path, value, message):
@@ -64,3 +67,40 @@ def test_yaml_names_functions_by_module(tmp_path):
     assert data["scene"]["model"] == "humanoid/scene.xml"
     assert to_dict(mdp.time_out) == "robolearn.mdp.terminations:time_out"
     assert not list(tmp_path.glob(".*.tmp"))  # the temp file was renamed into place
+
+
+def test_fields_that_hold_none_take_values_of_their_annotated_type():
+    cfg = get_task("humanoid_walk").env_cfg()
+    assert cfg.sim.nconmax is None and cfg.sim.nthread is None
+    apply_override(cfg, "sim.nconmax", "64")
+    apply_override(cfg, "sim.nthread", "1.0")
+    assert cfg.sim.nconmax == 64 and cfg.sim.nthread == 1 and isinstance(cfg.sim.nthread, int)
+    apply_override(cfg, "sim.nconmax", "null")
+    assert cfg.sim.nconmax is None
+
+
+def test_a_dataclass_field_that_holds_none_takes_a_mapping_or_is_a_clear_error():
+    cfg = get_task("humanoid_walk").env_cfg()
+    path = "observations.policy.terms.actions.noise"
+    apply_override(cfg, path, "{kind: uniform, low: -0.1, high: 0.1}")
+    noise = cfg.observations["policy"].terms["actions"].noise
+    assert (noise.kind, noise.low, noise.high) == ("uniform", -0.1, 0.1)
+    cfg = get_task("humanoid_walk").env_cfg()
+    with pytest.raises(RobolearnError, match="is NoiseCfg or null; cannot set it to 5"):
+        apply_override(cfg, path, "5")
+    with pytest.raises(RobolearnError, match="has fields kind, low, high, std"):
+        apply_override(cfg, path, "{lo: 1}")
+
+
+def test_null_removes_a_term_as_none_does_in_isaac_lab():
+    from robolearn.env import ManagerBasedRLEnv
+
+    cfg = get_task("cartpole_balance").env_cfg()
+    cfg.scene.num_envs = 2
+    cfg.sim.engine = "cpu"
+    name = next(iter(cfg.rewards))
+    apply_override(cfg, f"rewards.{name}", "null", root_name="env")
+    assert name not in cfg.rewards
+    assert name not in ManagerBasedRLEnv(cfg).reward_manager.term_names
+    with pytest.raises(RobolearnError, match=r"env\.sim cannot be null; it is now 'SimCfg'"):
+        apply_override(cfg, "sim", "null", root_name="env")
