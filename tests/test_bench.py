@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_helpers import robolearn
+from cli_helpers import one_line_error, robolearn
 
 
 def test_bench_json_reports_every_column():
@@ -64,3 +64,9 @@ def test_bench_human_readable():
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "env steps/s + training (PPO)" in out.stdout and "of the ceiling" in out.stdout
+
+
+def test_bench_bad_durations_are_one_line_errors():
+    for flag, value in (("--seconds", "-1"), ("--seconds", "nan"), ("--rounds", "0")):
+        out = robolearn("bench", "--task", "cartpole_balance", "--num_envs", 4, flag, value)
+        one_line_error(out, f"argument {flag}")

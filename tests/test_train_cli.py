@@ -313,6 +313,10 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
         (["--task", TASK, "rewards.alive.weight=2"], "must start with 'env.' or 'agent.'"),
         (["--task", TASK, "--resume"], "no runs of 'cartpole_balance'"),
         (["--task", TASK, "--run_name", "a/b"], "may only hold letters"),
+        (["--task", TASK, "--load_run", "pre"], "choose what --resume continues; add --resume"),
+        (["--task", TASK, "env.sim.njmax=lots"], "env.sim.njmax is int or null"),
+        (["--task", TASK, "agent.policy=null"], "agent.policy cannot be null"),
+        (["--task", TASK, "--dist_timeout", "-1"], "--dist_timeout: must be > 0"),
     ],
 )
 def test_train_errors_are_one_line_and_write_nothing(tmp_path, args, fragment):
@@ -443,3 +447,11 @@ def test_wandb_logger_without_wandb_is_a_clear_error(tmp_path):
         assert not any(tmp_path.rglob("*"))
     else:
         pytest.skip("wandb is installed here")
+
+
+def test_an_unusable_log_root_is_a_one_line_error(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    out = robolearn("train", "--task", TASK, "--log_root", blocker / "logs")
+    one_line_error(out, "cannot use")
+    assert blocker.read_text() == "not a folder"

@@ -252,6 +252,17 @@ def test_native_viewer_without_a_display_is_a_clear_error():
     one_line_error(out, "needs a display")
 
 
+def test_bad_viewer_arguments_are_one_line_errors():
+    from cli_helpers import one_line_error, robolearn
+
+    one_line_error(
+        robolearn("view", "--task", "cartpole_balance", "--port", 99999), "a port is 0 to 65535"
+    )
+    one_line_error(
+        robolearn("view", "--task", "cartpole_balance", "--max_seconds", 0), "must be > 0"
+    )
+
+
 def test_play_video_grid_of_envs(tmp_path):
     from cli_helpers import robolearn
     from test_train_cli import decode

@@ -58,6 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RobolearnError as exc:
         print(f"robolearn: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the user gave: a real failure
+            raise
+        # an output folder that cannot be created or written, a file that cannot be read
+        reason = exc.strerror or exc
+        print(f"robolearn: error: cannot use {exc.filename}: {reason}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("robolearn: interrupted", file=sys.stderr)
         return 130

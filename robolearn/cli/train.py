@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, positive_int
+from robolearn.cli.common import add_env_args, positive_float, positive_int
+from robolearn.errors import RobolearnError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--dist_timeout",
-        type=float,
+        type=positive_float,
         default=300.0,
         help="seconds a rank may wait for the others before the job fails",
     )
@@ -78,6 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.load_run or args.checkpoint) and not args.resume:
+        # rather than train a fresh policy while the user believes it resumed
+        raise RobolearnError(
+            "--load_run and --checkpoint choose what --resume continues; add --resume"
+        )
     if args.nproc:
         from robolearn.rl.launch import launch_local
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, positive_int
+from robolearn.cli.common import add_env_args, port, positive_float, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,9 +41,9 @@ def add_viewer_args(p: argparse.ArgumentParser) -> None:
         default="127.0.0.1",
         help="web viewer address (default localhost only; 0.0.0.0 exposes it)",
     )
-    p.add_argument("--port", type=int, default=8765, help="web viewer port (0: any free one)")
+    p.add_argument("--port", type=port, default=8765, help="web viewer port (0: any free one)")
     p.add_argument("--max_steps", type=positive_int, help="stop after this many env steps")
-    p.add_argument("--max_seconds", type=float, help="stop after this many seconds")
+    p.add_argument("--max_seconds", type=positive_float, help="stop after this many seconds")
 
 
 def run(args: argparse.Namespace) -> int:
