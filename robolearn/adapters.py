@@ -114,6 +114,38 @@ class GymVectorEnv(gym.vector.VectorEnv):
         self.env.close()
 
 
+class GymEnv(gym.Env):
+    """One env of a task as a plain gymnasium Env (``gymnasium.make("robolearn/<task>-v0")``).
+
+    For single-env tools and checks; training wants the vector env. When an episode ends,
+    ``step`` returns its final observation, and the next ``reset`` starts a new one.
+    """
+
+    def __init__(self, env: ManagerBasedRLEnv, obs_group: str = "policy") -> None:
+        if env.num_envs != 1:
+            raise RobolearnError(f"GymEnv holds one env, got {env.num_envs}")
+        self._vec = GymVectorEnv(env, obs_group)
+        self.env = env
+        self.observation_space = self._vec.single_observation_space
+        self.action_space = self._vec.single_action_space
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        obs, info = self._vec.reset(seed=seed, options=options)
+        return obs[0], info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self._vec.step(np.asarray(action)[None])
+        if "final_obs" in info:
+            obs = info["final_obs"]
+        return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    def close(self) -> None:
+        self._vec.close()
+
+
 def make_env(task: str, num_envs: int | None = None, engine: str | None = None, play: bool = False):
     """Build a registered task's ManagerBasedRLEnv with optional num_envs and engine."""
     from robolearn.registry import get_task
@@ -134,3 +166,12 @@ def make_gym_vector_env(
     if kwargs:
         raise RobolearnError(f"unexpected arguments for {task}: {', '.join(kwargs)}")
     return GymVectorEnv(make_env(task, num_envs=num_envs, engine=engine))
+
+
+def make_gym_env(task: str = "", engine: str | None = None, **kwargs: Any) -> GymEnv:
+    """gymnasium's single-env entry point for ``robolearn/<task>-v0``."""
+    kwargs.pop("max_episode_steps", None)
+    kwargs.pop("render_mode", None)
+    if kwargs:
+        raise RobolearnError(f"unexpected arguments for {task}: {', '.join(kwargs)}")
+    return GymEnv(make_env(task, num_envs=1, engine=engine))

@@ -92,3 +92,24 @@ def test_rsl_rl_vecenv_adapter():
     _, _, dones, extras = vec.step(torch.zeros(4, vec.num_actions))
     assert dones.tolist() == [1, 1, 1, 1] and extras["time_outs"].all()
     assert "Episode_Termination/time_out" in extras["log"]
+
+
+def test_gymnasium_make_gives_one_env_that_passes_gymnasiums_checker():
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(gym_id("cartpole_balance"))
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
+    # random actions topple the pole: the episode ends with its own final observation
+    for _ in range(1000):
+        obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            break
+    assert terminated and not truncated
+    assert isinstance(reward, float) and env.observation_space.contains(obs)
+    # the observation is the state that ended the episode (pole down or cart out), not the
+    # next episode's start: joint positions are (cart, pole) relative to the default pose
+    cart, pole = obs[0], obs[1]
+    assert abs(pole) > np.pi / 2 or abs(cart) > 2.0
+    env.close()
