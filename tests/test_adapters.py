@@ -100,6 +100,7 @@ def test_gymnasium_make_gives_one_env_that_passes_gymnasiums_checker():
     env = gym.make(gym_id("cartpole_balance"))
     check_env(env.unwrapped, skip_render_check=True)
     obs, _ = env.reset(seed=0)
+    env.action_space.seed(0)
     assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
     # random actions topple the pole: the episode ends with its own final observation
     for _ in range(1000):
