@@ -2,7 +2,9 @@
 
 Tasks register when ``robolearn.tasks`` is imported (each module there calls
 :func:`register_task`). Every task is also registered with gymnasium as
-``robolearn/<name>-v0`` (a vector env: ``gymnasium.make_vec(id, num_envs=...)``).
+``robolearn/<name>-v0``: ``gymnasium.make_vec("robolearn.tasks:robolearn/<name>-v0",
+num_envs=...)`` (the prefix makes gymnasium import the tasks first), or ``gymnasium.make``
+for one env.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
+import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 import torch
 from tensordict import TensorDict
 
@@ -114,3 +115,14 @@ def test_gymnasium_make_gives_one_env_that_passes_gymnasiums_checker():
     cart, pole = obs[0], obs[1]
     assert abs(pole) > np.pi / 2 or abs(cart) > 2.0
     env.close()
+
+
+def test_gymnasium_module_prefix_registers_the_tasks_in_a_fresh_interpreter():
+    code = (
+        "import gymnasium as gym\n"
+        "env = gym.make_vec('robolearn.tasks:robolearn/cartpole_balance-v0', num_envs=2)\n"
+        "print(env.reset(seed=0)[0].shape)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "(2, 4)"
