@@ -228,7 +228,13 @@ def test_native_viewer_opens_a_window_and_renders_frames(xvfb):
 
     with mss.MSS(display=xvfb) as grabber:
         shot = np.asarray(grabber.grab(grabber.monitors[1]))[..., :3].astype(np.int16)
-    stdout, stderr = proc.communicate(timeout=120)
+    try:
+        stdout, stderr = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"the native viewer did not exit: {stdout[-1000:]} {stderr[-3000:]}")
+    # a stalled teardown ends the process after max_seconds + 60 s with every thread's stack
     assert proc.returncode == 0, stderr[-3000:]
     frames = int(
         re.search(r"native viewer closed after \d+ env steps, (\d+) frames", stdout).group(1)

@@ -82,10 +82,11 @@ def view(opts: ViewOptions, log=print) -> int:
         source = ActionSource()
     session = ViewerSession(env, source)
     if opts.viewer == "native":
-        from robolearn.viewer.native import run_native
+        from robolearn.viewer.native import exit_if_window_lingers, run_native
 
         frames = run_native(session, opts.max_steps, opts.max_seconds)
         log(f"native viewer closed after {session.steps} env steps, {frames} frames")
+        exit_if_window_lingers(0)
         return 0
     from robolearn.viewer.web import WebViewer
 

@@ -12,7 +12,9 @@ text overlays. Keys (besides MuJoCo's own):
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import sys
 import threading
 import time
 
@@ -63,6 +65,10 @@ def run_native(
         elif key == ord("F"):
             session.submit({"action": "camera", "value": not session.follow_camera})
 
+    if max_seconds is not None:
+        # A bounded run never hangs: should the window's GL/X teardown stall far past the
+        # limit, print every thread's stack (where it stalled) and exit non-zero.
+        faulthandler.dump_traceback_later(max_seconds + 60, exit=True)
     frames, started = 0, time.monotonic()
     with mujoco.viewer.launch_passive(model, data, key_callback=on_key) as viewer:
         root = env.scene.root_body_id
@@ -90,15 +96,32 @@ def run_native(
                 break
             time.sleep(0.01)
     _wait_for_window_thread()
+    if max_seconds is not None:
+        faulthandler.cancel_dump_traceback_later()
     return frames
+
+
+def _window_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if "_launch_internal" in t.name and t.is_alive()]
 
 
 def _wait_for_window_thread(timeout: float = 10.0) -> None:
     """Let MuJoCo's window thread finish tearing down before the interpreter exits; GLFW
     terminated under a live render loop crashes or hangs the process."""
-    for thread in threading.enumerate():
-        if "_launch_internal" in thread.name:
-            thread.join(timeout)
+    for thread in _window_threads():
+        thread.join(timeout)
+
+
+def exit_if_window_lingers(status: int) -> None:
+    """End the process now if MuJoCo's window thread outlived the viewer.
+
+    The thread is not a daemon: the interpreter would wait for it at exit, forever if its
+    render loop never ends, and then terminate GLFW under it. Our work is done and flushed.
+    """
+    if _window_threads():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
 
 
 def _texts(session: ViewerSession) -> list[tuple]:
