@@ -87,7 +87,10 @@ def run_native(
                 viewer.user_scn.ngeom = 0
                 for start, end, rgba in session.arrows():
                     add_arrow(viewer.user_scn, start, end, rgba)
-                viewer.set_texts(_texts(session))
+            # Outside the lock: set_texts takes the viewer's lock itself and waits for the
+            # render thread, which needs that lock; called under it, the two deadlocked
+            # (caught under load, stuck in set_texts, by the faulthandler watchdog above).
+            viewer.set_texts(_texts(session))
             viewer.sync()
             frames += 1
             if max_steps is not None and session.steps >= max_steps:
@@ -113,7 +116,8 @@ def _wait_for_window_thread(timeout: float = 10.0) -> None:
 
 
 def exit_if_window_lingers(status: int) -> None:
-    """End the process now if MuJoCo's window thread outlived the viewer.
+    """For a process about to end: end it now if MuJoCo's window thread outlived the viewer,
+    else bound the interpreter's own teardown.
 
     The thread is not a daemon: the interpreter would wait for it at exit, forever if its
     render loop never ends, and then terminate GLFW under it. Our work is done and flushed.
@@ -122,6 +126,8 @@ def exit_if_window_lingers(status: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
+    # GLFW's atexit terminate runs during teardown; should it stall, show where and end
+    faulthandler.dump_traceback_later(30, exit=True)
 
 
 def _texts(session: ViewerSession) -> list[tuple]:
