@@ -110,22 +110,25 @@ def _coerce(value: Any, current: Any, path: str) -> Any:
     )
 
 
-def _allows_none(owner: Any, key: str) -> bool:
-    """Whether dataclass ``owner``'s field ``key`` is annotated as optional (``X | None``)."""
+def _field_hint(owner: Any, key: str) -> Any:
+    """The annotation of dataclass ``owner``'s field ``key``; None if it does not resolve."""
     try:
-        hint = typing.get_type_hints(type(owner)).get(key)
-    except Exception:  # an annotation that does not resolve: do not refuse on a guess
-        return True
+        return typing.get_type_hints(type(owner)).get(key)
+    except Exception:  # e.g. a name imported only for type checking
+        return None
+
+
+def _allows_none(owner: Any, key: str) -> bool:
+    """Whether dataclass ``owner``'s field ``key`` is annotated as optional (``X | None``);
+    an annotation that does not resolve does not refuse on a guess."""
+    hint = _field_hint(owner, key)
     return hint is None or type(None) in typing.get_args(hint) or hint is Any
 
 
 def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
     """``value`` for a dataclass field that holds None now, checked against its annotation
     (``int | None`` and the like); annotations we cannot check let the value through."""
-    try:
-        hint = typing.get_type_hints(type(owner)).get(key)
-    except Exception:  # an annotation that does not resolve: nothing to check against
-        return value
+    hint = _field_hint(owner, key)
     if typing.get_origin(hint) not in (typing.Union, types.UnionType):
         return value
     options = [a for a in typing.get_args(hint) if a is not type(None)]

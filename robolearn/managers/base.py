@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ class TermCfg:
     """Keyword arguments passed to ``func`` on every call."""
 
 
-class ManagerTerm:
+class ManagerTerm(abc.ABC):
     """A term with state across steps (e.g. air time per foot).
 
     Subclass it and name the class as a term's ``func``: the manager builds one instance
@@ -38,11 +39,12 @@ class ManagerTerm:
         self.cfg = cfg
         self.env = env
 
-    def reset(self, env_ids: torch.Tensor) -> None:
+    def reset(self, env_ids: torch.Tensor) -> None:  # noqa: B027 - an optional hook
         """Forget the state of ``env_ids``; the default keeps none."""
 
+    @abc.abstractmethod
     def __call__(self, env: ManagerBasedRLEnv, *args: Any, **params: Any) -> torch.Tensor:
-        raise NotImplementedError(f"{type(self).__name__} must implement __call__")
+        """The term's value this step, as the function form of the term returns it."""
 
 
 def resolve_term(

@@ -7,6 +7,7 @@ timer (drawn from ``resampling_time_range``) runs out and at every reset, and tr
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ class CommandTermCfg:
     """Let viewers draw the command (arrows for velocity commands)."""
 
 
-class CommandTerm:
+class CommandTerm(abc.ABC):
     """Base class: a timer per env, ``resample`` on expiry, metrics averaged per episode."""
 
     def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv, name: str) -> None:
@@ -40,16 +41,18 @@ class CommandTerm:
         self.metrics: dict[str, torch.Tensor] = {}
 
     @property
+    @abc.abstractmethod
     def command(self) -> torch.Tensor:
-        raise NotImplementedError
+        """(N, k): the current command of every env."""
 
+    @abc.abstractmethod
     def _resample(self, env_ids: torch.Tensor) -> None:
-        raise NotImplementedError
+        """Draw new commands for ``env_ids``."""
 
-    def _update_command(self) -> None:
+    def _update_command(self) -> None:  # noqa: B027 - an optional hook
         """Called every step after resampling (e.g. heading control)."""
 
-    def _update_metrics(self) -> None:
+    def _update_metrics(self) -> None:  # noqa: B027 - an optional hook
         """Called every step to accumulate metrics."""
 
     def resample(self, env_ids: torch.Tensor) -> None:

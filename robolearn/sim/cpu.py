@@ -89,9 +89,9 @@ class CpuEngine(Engine):
         b.reset()
         self._seen_warnings = self._divergence_counts()
 
-    def _divergence_counts(self) -> np.ndarray:
+    def _divergence_counts(self, ids: np.ndarray | slice = slice(None)) -> np.ndarray:
         # The four warnings are consecutive in mjtWarning: a slice, not a gather.
-        return self._warnings[:, _DIVERGENCE_FIRST:_DIVERGENCE_END, 1].sum(axis=1)
+        return self._warnings[ids, _DIVERGENCE_FIRST:_DIVERGENCE_END, 1].sum(axis=1)
 
     def step(self, nsubsteps: int = 1) -> None:
         try:
@@ -114,9 +114,7 @@ class CpuEngine(Engine):
         self._failed[ids] = False
         # only these envs' counters: a pass over all of them right after a step costs
         # ~10x its time alone (the batch's memory is out of cache)
-        self._seen_warnings[ids] = self._warnings[ids, _DIVERGENCE_FIRST:_DIVERGENCE_END, 1].sum(
-            axis=1
-        )
+        self._seen_warnings[ids] = self._divergence_counts(ids)
 
     def forward_envs(self, env_ids: torch.Tensor) -> None:
         self.batch.forward(env_ids.numpy().astype(np.int32))
