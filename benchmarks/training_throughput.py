@@ -14,31 +14,15 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from train_command import train_command
 
 
 def run(task: str, num_envs: int, iterations: int, nproc: int = 1) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as root:
-        cmd = [
-            sys.executable,
-            "-m",
-            "robolearn",
-            "train",
-            "--task",
-            task,
-            "--num_envs",
-            str(num_envs),
-            "--max_iterations",
-            str(iterations),
-            "--engine",
-            "cpu",
-            "--log_root",
-            root,
-            "--seed",
-            "0",
-        ]
+        cmd = train_command(task, num_envs, iterations, root, "--seed", "0")
         if nproc > 1:
             cmd += ["--nproc", str(nproc)]
         subprocess.run(cmd, check=True, capture_output=True, text=True)

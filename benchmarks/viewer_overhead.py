@@ -19,27 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from train_command import train_command
+
 
 def train(task: str, num_envs: int, iterations: int, root: Path, name: str, viewer: bool) -> float:
-    cmd = [
-        sys.executable,
-        "-m",
-        "robolearn",
-        "train",
-        "--task",
-        task,
-        "--num_envs",
-        str(num_envs),
-        "--max_iterations",
-        str(iterations),
-        "--engine",
-        "cpu",
-        "--log_root",
-        str(root),
-        "--run_name",
-        name,
-        "agent.save_interval=1",
-    ]
+    cmd = train_command(
+        task, num_envs, iterations, root, "--run_name", name, "agent.save_interval=1"
+    )
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     watcher = None
     if viewer:
