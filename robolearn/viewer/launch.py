@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import ipaddress
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from robolearn.errors import RobolearnError
@@ -20,6 +21,8 @@ from robolearn.viewer.session import (
 
 @dataclasses.dataclass
 class ViewOptions:
+    """What ``robolearn view`` (or ``play --viewer``) was asked for, one field per option."""
+
     task: str
     viewer: str = "web"
     num_envs: int | None = None
@@ -37,7 +40,9 @@ class ViewOptions:
     overrides: list[str] = dataclasses.field(default_factory=list)
 
 
-def view(opts: ViewOptions, log=print) -> int:
+def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
+    """Build the task's envs and the chosen action source, then run the chosen viewer until
+    it is closed (or a limit is reached); returns the exit status."""
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.checkpoint import load_checkpoint
     from robolearn.rl.policy import find_checkpoint
@@ -105,10 +110,16 @@ def view(opts: ViewOptions, log=print) -> int:
     return 0
 
 
-def _check_host(host: str, log) -> None:
+def _check_host(host: str, log: Callable[[str], None]) -> None:
+    """Warn when the web viewer is served beyond this machine's loopback interface."""
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
-        log(f"warning: serving on {host}: anyone who can reach this address can control the viewer")
+        # The token and origin checks keep other web sites out, not people: anyone who can
+        # reach the address can load the page, and the page holds the token.
+        log(
+            f"warning: serving on {host}: anyone who can reach this address can open the page "
+            "and control the viewer"
+        )

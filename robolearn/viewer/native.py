@@ -8,15 +8,22 @@ text overlays. Keys (besides MuJoCo's own):
     backspace  reset this env         delete        reset every env
     [ and ]    previous / next env    - and =       slower / faster
     F          toggle the follow camera
+
+Ctrl-C in the terminal closes the window as its close button does (a second Ctrl-C
+interrupts at once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
+import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import mujoco
 
@@ -54,10 +61,10 @@ def run_native(
     def on_key(key: int) -> None:
         if key in _KEYS:
             session.submit(_KEYS[key])
-        elif key == ord("["):
-            session.submit({"action": "env", "value": session.env_id - 1})
-        elif key == ord("]"):
-            session.submit({"action": "env", "value": session.env_id + 1})
+        elif key in (ord("["), ord("]")):
+            # wrap around here: the session refuses env ids outside [0, num_envs)
+            step = -1 if key == ord("[") else 1
+            session.submit({"action": "env", "value": (session.env_id + step) % env.num_envs})
         elif key in (ord("-"), ord("=")):
             i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - session.speed))
             i = max(0, i - 1) if key == ord("-") else min(len(SPEEDS) - 1, i + 1)
@@ -70,11 +77,14 @@ def run_native(
         # limit, print every thread's stack (where it stalled) and exit non-zero.
         faulthandler.dump_traceback_later(max_seconds + 60, exit=True)
     frames, started = 0, time.monotonic()
-    with mujoco.viewer.launch_passive(model, data, key_callback=on_key) as viewer:
+    with (
+        _close_on_ctrl_c() as stop,
+        mujoco.viewer.launch_passive(model, data, key_callback=on_key) as viewer,
+    ):
         root = env.scene.root_body_id
         viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = True
         viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = True
-        while viewer.is_running():
+        while viewer.is_running() and not stop.is_set():
             session.tick()
             with viewer.lock():
                 e, i = env.engine, session.env_id
@@ -102,6 +112,32 @@ def run_native(
     if max_seconds is not None:
         faulthandler.cancel_dump_traceback_later()
     return frames
+
+
+@contextlib.contextmanager
+def _close_on_ctrl_c() -> Iterator[threading.Event]:
+    """Turn the first Ctrl-C into a request to close the window (an Event the loop checks).
+
+    A KeyboardInterrupt raised wherever the main thread happens to be (inside sync, inside
+    the viewer's lock) left MuJoCo's window thread stuck with X errors and the process
+    hanging; ending the loop normally tears the window down the way its close button does.
+    A second Ctrl-C raises KeyboardInterrupt as usual, for a teardown that is itself stuck.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signal handlers can only be set from the main thread
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _window_threads() -> list[threading.Thread]:

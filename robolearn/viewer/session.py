@@ -5,22 +5,116 @@ being watched, the follow camera, and the numbers shown beside the picture (per-
 rewards, command and actual velocity, the termination reason of the last reset). All env
 calls happen on the thread that calls :meth:`ViewerSession.tick`; other threads (a web
 request, a key press) only :meth:`submit` commands.
+
+A command comes from outside (a browser, a script), so :func:`validate_command` checks it on
+the submitting thread, where the sender can still be told what was wrong; the loop checks it
+again and logs and skips any command that still fails, so no command can end it.
 """
 
 from __future__ import annotations
 
+import math
 import queue
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from robolearn.errors import RobolearnError
+from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.managers import UniformVelocityCommand
 from robolearn.viewer.overlays import velocity_arrows
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+"""The speeds the viewers offer (x real time); any finite speed in [MIN_SPEED, MAX_SPEED]
+is accepted from scripts."""
+MIN_SPEED, MAX_SPEED = 0.05, 8.0
+
+# action -> the kind of value it takes
+ACTIONS: dict[str, str] = {
+    "pause": "none",
+    "resume": "none",
+    "toggle": "none",
+    "step": "none",
+    "reset": "none",
+    "reset_all": "none",
+    "speed": "speed",
+    "env": "env id",
+    "camera": "bool",
+    "contacts": "bool",
+}
+
+
+class InvalidCommandError(RobolearnError):
+    """A viewer command that is not one :class:`ViewerSession` can apply; the message says
+    what is wrong and what is valid."""
+
+
+def validate_command(command: Any, num_envs: int) -> dict[str, Any]:
+    """Check a command from outside and return it normalised to ``{"action", "value"}``.
+
+    Raises :class:`InvalidCommandError` for anything but a JSON-like object with a known action
+    and the value that action takes: no value for pause, resume, toggle, step, reset and
+    reset_all; a finite number from MIN_SPEED to MAX_SPEED for speed; an integer env id in
+    [0, num_envs) for env; true or false for camera and contacts.
+    """
+    if not isinstance(command, dict):
+        raise InvalidCommandError(f"a command is a JSON object, not {type(command).__name__}")
+    extra = ", ".join(sorted(str(k) for k in command if k not in ("action", "value")))
+    if extra:
+        raise InvalidCommandError(f"a command has only 'action' and 'value', not {extra[:60]}")
+    action, value = command.get("action"), command.get("value")
+    valid = ", ".join(ACTIONS)
+    if not isinstance(action, str):
+        raise InvalidCommandError(f"a command needs an action, one of: {valid}")
+    kind = ACTIONS.get(action)
+    if kind is None:
+        raise InvalidCommandError(
+            f"unknown action {action[:40]!r}{did_you_mean(action, ACTIONS)}; valid: {valid}"
+        )
+    if kind == "none":
+        if value is not None:
+            raise InvalidCommandError(f"{action} takes no value, got {_short(value)}")
+        return {"action": action, "value": None}
+    if kind == "speed":
+        # bool is an int to Python, never a speed; NaN and inf would freeze the loop's clock
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not MIN_SPEED <= value <= MAX_SPEED
+        ):
+            raise InvalidCommandError(
+                f"speed needs a finite number from {MIN_SPEED} to {MAX_SPEED} "
+                f"(the viewers offer {', '.join(map(str, SPEEDS))}), got {_short(value)}"
+            )
+        return {"action": action, "value": float(value)}
+    if kind == "env id":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < num_envs:
+            raise InvalidCommandError(
+                f"env needs an env id, an integer from 0 to {num_envs - 1}, got {_short(value)}"
+            )
+        return {"action": action, "value": value}
+    if not isinstance(value, bool):
+        raise InvalidCommandError(f"{action} needs true or false, got {_short(value)}")
+    return {"action": action, "value": value}
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """A value as an error message shows it: repr, cut short (it came from outside)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _log_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class ActionSource:
@@ -115,9 +209,12 @@ class FollowRun(PolicyActions):
 class ViewerSession:
     """A live env under a viewer's control."""
 
-    def __init__(self, env, actions: ActionSource) -> None:
+    def __init__(
+        self, env, actions: ActionSource, log: Callable[[str], None] = _log_stderr
+    ) -> None:
         self.env = env
         self.actions = actions
+        self.log = log
         self.paused = False
         self.speed = 1.0
         self.env_id = 0
@@ -132,13 +229,17 @@ class ViewerSession:
 
     # ---- commands (any thread) ---------------------------------------------------------
 
-    def submit(self, command: dict[str, Any]) -> None:
-        """Queue a command: {"action": pause|resume|toggle|step|reset|reset_all|speed|env|
-        camera|contacts, "value": ...}."""
-        self._commands.put(dict(command))
+    def submit(self, command: Any) -> None:
+        """Check and queue a command: {"action": pause|resume|toggle|step|reset|reset_all|
+        speed|env|camera|contacts, "value": ...}; raises :class:`InvalidCommandError` (and queues
+        nothing) for one that :func:`validate_command` refuses."""
+        self._commands.put(validate_command(command, self.env.num_envs))
 
-    def _apply(self, cmd: dict[str, Any]) -> None:
-        action, value = cmd.get("action"), cmd.get("value")
+    def _apply(self, cmd: Any) -> None:
+        # checked again here: the queue is reachable without submit, and a bad value must
+        # fail here, before it changes anything, not later inside a step or the renderer
+        cmd = validate_command(cmd, self.env.num_envs)
+        action, value = cmd["action"], cmd["value"]
         env = self.env
         if action == "pause":
             self.paused = True
@@ -155,13 +256,13 @@ class ViewerSession:
         elif action == "reset_all":
             env.reset()
         elif action == "speed":
-            self.speed = min(max(float(value), 0.05), 8.0)
+            self.speed = value
         elif action == "env":
-            self.env_id = int(value) % env.num_envs
+            self.env_id = value
         elif action == "camera":
-            self.follow_camera = bool(value)
+            self.follow_camera = value
         elif action == "contacts":
-            self.show_contacts = bool(value)
+            self.show_contacts = value
         self.changed = True
 
     # ---- the loop (one thread) -------------------------------------------------------
@@ -176,9 +277,13 @@ class ViewerSession:
         number of env steps taken."""
         while True:
             try:
-                self._apply(self._commands.get_nowait())
+                cmd = self._commands.get_nowait()
             except queue.Empty:
                 break
+            try:
+                self._apply(cmd)
+            except Exception as exc:  # a command must never end the viewer: log and go on
+                self.log(f"robolearn viewer: ignored command {_short(cmd, 100)}: {_one_line(exc)}")
         self.actions.poll()
         now = time.monotonic()
         elapsed, self._last_tick = now - self._last_tick, now
