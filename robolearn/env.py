@@ -13,9 +13,11 @@
     -> obs, reward, terminated, time_outs, extras
 
 Everything is batched over envs on the engine's device; there is no Python loop over envs.
-An env whose state goes non-finite is reset like a terminated one (counted in
-``extras["log"]["Episode_Termination/nonfinite"]``), its reward for the step is zeroed, and
-the other envs carry on.
+An env whose state goes non-finite is reset like a terminated one, and the other envs carry
+on. Its divergence is counted in ``extras["log"]["Episode_Termination/nonfinite"]`` and
+nowhere else: no termination term fires for it, its reward for the step is zero, the step
+is left out of its episode sums, and its episode is left out of the ``Episode_Reward/*``
+and ``Metrics/*`` means (its terms read a state that was garbage).
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class ManagerBasedRLEnv:
         """Env steps taken since the env was built (the same for all envs)."""
         self.nonfinite_resets = 0
         """Envs reset because their physics went non-finite, since the env was built."""
+        self.diverged = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        """(N,) bool: envs whose physics went non-finite in the latest step."""
         self.record_final_obs = False
         """Put each step's pre-reset observations in ``extras["final_obs"]`` (costs one more
         observation pass per step; the gymnasium adapter turns it on)."""
@@ -171,13 +175,15 @@ class ManagerBasedRLEnv:
         self.episode_length_buf += 1
         self.common_step_counter += 1
         diverged = self.engine.nonfinite()
+        self.diverged = diverged
 
-        dones = self.termination_manager.compute() | diverged
+        # A diverged env's terms read garbage (NaN, or MuJoCo's reset to qpos0 mid-step):
+        # no termination term fires for it (it counts as nonfinite alone) and its step earns
+        # nothing, in the reward and in the episode sums.
+        dones = self.termination_manager.compute(exclude=diverged) | diverged
         self.reset_terminated = self.termination_manager.terminated | diverged
-        self.reset_time_outs = self.termination_manager.time_outs & ~diverged
-        reward = self.reward_manager.compute(self.step_dt)
-        # A diverged env's reward terms read NaN state: its step earns nothing.
-        reward = torch.where(diverged, torch.zeros_like(reward), reward)
+        self.reset_time_outs = self.termination_manager.time_outs
+        reward = self.reward_manager.compute(self.step_dt, exclude=diverged)
 
         self.extras = {"log": {}}
         reset_ids = dones.nonzero().flatten()
@@ -187,9 +193,13 @@ class ManagerBasedRLEnv:
             # current value here rather than advancing their history.
             self.extras["final_obs"] = self.observation_manager.compute(update_history=False)
         if reset_ids.numel() > 0:
-            self.extras["log"]["Episode_Termination/nonfinite"] = diverged[reset_ids].sum()
-            self.nonfinite_resets += int(diverged.sum())
-            self._reset_envs(reset_ids)
+            # the one host sync of a step with resets, as before: the count decides below
+            # whether episode means must leave diverged envs out
+            num_diverged = int(diverged.sum())
+            self.nonfinite_resets += num_diverged
+            self.extras["log"]["Episode_Termination/nonfinite"] = num_diverged
+            keep = ~diverged[reset_ids] if num_diverged else None
+            self._reset_envs(reset_ids, keep=keep, num_kept=reset_ids.numel() - num_diverged)
 
         self.command_manager.compute(self.step_dt)
         if self.event_manager.has_mode("interval"):
@@ -198,20 +208,29 @@ class ManagerBasedRLEnv:
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, reward, self.reset_terminated, self.reset_time_outs, self.extras
 
-    def _reset_envs(self, env_ids: torch.Tensor) -> None:
-        """Start new episodes in ``env_ids``: curriculum, physics, events, managers, logs."""
+    def _reset_envs(
+        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int = 0
+    ) -> None:
+        """Start new episodes in ``env_ids``: curriculum, physics, events, managers, logs.
+
+        ``keep`` ((len(env_ids),) bool, ``num_kept`` of them true) names the episodes that
+        the logged means average (the others ended by divergence); None: all of them.
+        """
         log = self.extras.setdefault("log", {})
         log.update(self.curriculum_manager.compute(env_ids))
         qpos = self.scene.default_qpos.expand(env_ids.numel(), -1)
         self.engine.reset(env_ids, qpos=qpos, forward=False)
         self.engine.ctrl[env_ids] = self.scene.default_ctrl
+        # The scene's per-step cache still holds the state from before the reset: reset
+        # events must read the state the engine holds now.
+        self.scene.invalidate()
         self.event_manager.apply("reset", env_ids)
         self.engine.forward_envs(env_ids)
         self.scene.invalidate()
         log.update(self.action_manager.reset(env_ids))
-        log.update(self.reward_manager.reset(env_ids))
+        log.update(self.reward_manager.reset(env_ids, keep=keep, num_kept=num_kept))
         log.update(self.termination_manager.reset(env_ids))
-        log.update(self.command_manager.reset(env_ids))
+        log.update(self.command_manager.reset(env_ids, keep=keep, num_kept=num_kept))
         log.update(self.event_manager.reset(env_ids))
         if hasattr(self, "observation_manager"):
             log.update(self.observation_manager.reset(env_ids))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -12,17 +13,28 @@ from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
 from robolearn.managers import (
+    ActionTerm,
+    ActionTermCfg,
+    CommandTerm,
+    CommandTermCfg,
+    CurriculumTermCfg,
+    EventTermCfg,
+    JointEffortAction,
     JointEffortActionCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
+    UniformVelocityCommand,
+    UniformVelocityCommandCfg,
+    register_command,
 )
 from robolearn.math import yaw_from_quat
 from robolearn.registry import get_task
 from robolearn.scene import SceneCfg
 
 EXPLODING = str(Path(__file__).parent / "assets" / "exploding_slider.xml")
+BIASED = str(Path(__file__).parent / "assets" / "biased_slider.xml")
 
 
 def make(task: str, num_envs: int = 16, engine: str = "cpu", play: bool = False, edit=None):
@@ -310,3 +322,285 @@ def test_columns_are_views_only_when_consecutive():
     assert isinstance(gappy, torch.Tensor)
     assert torch.equal(take_columns(x, gappy), x[:, [0, 2, 3]])
     assert take_columns(x, slice(2, 5)).data_ptr() == x[:, 2:].data_ptr()  # a view
+
+
+# ---- divergence: counted once, as nonfinite, and kept out of the episode logs ----------
+
+
+def _diverging_cfg(num_envs: int) -> ManagerBasedRLEnvCfg:
+    """A slider whose actuator has a per-env bias force, and a termination that a diverged
+    state trips."""
+    cfg = _exploding_cfg(num_envs)
+    cfg.scene.model = BIASED
+    cfg.terminations["far"] = TerminationTermCfg(
+        func=mdp.joint_pos_out_of_bounds, params={"joints": "slide", "bounds": (-100.0, 100.0)}
+    )
+    return cfg
+
+
+def test_diverged_env_counts_only_as_nonfinite_and_stays_out_of_episode_logs():
+    env = ManagerBasedRLEnv(_diverging_cfg(4))
+    twin = ManagerBasedRLEnv(_diverging_cfg(4))  # the same, without the diverging env
+    # env 2's actuator pushes with 1e12 N whatever the control: its physics diverges in
+    # every substep (bad qacc), also after MuJoCo's reset inside the step, which leaves a
+    # state far out (qpos 1e8, qvel 1e10) that terms read as if it were real
+    env.engine.model_field("actuator_biasprm")[2, 0, 0] = 1e12
+    action = torch.full((4, 1), 0.5)
+    for step in range(4):
+        _, reward, terminated, time_outs, extras = env.step(action)
+        twin.step(action)
+        log = extras["log"]
+        assert terminated.tolist() == [False, False, True, False], step
+        assert log["Episode_Termination/nonfinite"] == 1
+        assert log["Episode_Termination/far"] == 0  # not counted twice
+        assert reward[2] == 0.0 and torch.isfinite(reward).all()
+        # its episode was garbage: no Episode_Reward mean from it alone
+        assert not any(k.startswith("Episode_Reward/") for k in log), log
+    assert env.nonfinite_resets == 4
+    assert torch.isfinite(env.reward_manager.episode_sums["vel"]).all()
+    # envs 0 and 1 time out in the step env 2 diverges again: the means are theirs alone
+    for e in (env, twin):
+        e.episode_length_buf[:2] = e.max_episode_length - 1
+    _, _, _, time_outs, extras = env.step(action)
+    _, _, _, _, twin_extras = twin.step(action)
+    assert time_outs.tolist() == [True, True, False, False]
+    assert extras["log"]["Episode_Termination/time_out"] == 2
+    assert extras["log"]["Episode_Termination/nonfinite"] == 1
+    assert extras["log"]["Episode_Reward/vel"] == pytest.approx(
+        float(twin_extras["log"]["Episode_Reward/vel"]), rel=1e-6
+    )
+    assert float(extras["log"]["Episode_Reward/vel"]) > -10.0
+
+
+def test_command_metrics_leave_diverged_episodes_out_of_their_means():
+    env = make("quadruped_walk", num_envs=4)
+    term = env.command_manager.terms["base_velocity"]
+    term.metrics["error_vel_xy"][:] = torch.tensor([1.0, 2.0, 3.0, float("nan")])
+    ids = torch.arange(4)
+    keep = torch.tensor([True, True, True, False])  # env 3 diverged
+    log = env.command_manager.reset(ids, keep=keep, num_kept=3)
+    assert log["Metrics/base_velocity/error_vel_xy"] == pytest.approx(2.0)
+    log = env.command_manager.reset(ids, keep=~torch.ones(4, dtype=torch.bool), num_kept=0)
+    assert "Metrics/base_velocity/error_vel_xy" not in log  # no clean episode: no mean
+
+
+# ---- reward weights are live ------------------------------------------------------------
+
+
+def _scale_weight_once(env, env_ids, term: str, factor: float, after_step: int) -> float:
+    """A curriculum term: multiplies a reward weight by ``factor`` once, after a step."""
+    rewards = env.reward_manager
+    cfg = rewards.get_term_cfg(term)
+    if env.common_step_counter >= after_step and not getattr(env, "_scaled", False):
+        env._scaled = True
+        cfg = dataclasses.replace(cfg, weight=cfg.weight * factor)
+        rewards.set_term_cfg(term, cfg)
+    return cfg.weight
+
+
+def test_a_curriculum_that_changes_a_reward_weight_changes_the_reward():
+    def edit(cfg):
+        cfg.curriculum = {
+            "alive_x100": CurriculumTermCfg(
+                func=_scale_weight_once, params={"term": "alive", "factor": 100.0, "after_step": 3}
+            )
+        }
+
+    env = make("cartpole_balance", num_envs=4, edit=edit)
+    twin = make("cartpole_balance", num_envs=4)
+    alive = env.reward_manager.term_names.index("alive")
+    for _ in range(3):
+        env.step(zeros(env))
+        twin.step(zeros(twin))
+    env.reset()  # the curriculum runs for the envs that reset
+    twin.reset()
+    assert env.reward_manager.get_term_cfg("alive").weight == 100.0
+    _, reward, *_ = env.step(zeros(env))
+    _, twin_reward, *_ = twin.step(zeros(twin))
+    torch.testing.assert_close(
+        env.reward_manager.step_reward[:, alive], 100 * twin.reward_manager.step_reward[:, alive]
+    )
+    assert (reward - twin_reward).min() > 0.5 * 99 * env.step_dt
+    # a weight changed on the config itself also applies, and a term switched on from 0
+    env.cfg.rewards["alive"].weight = 0.0
+    env.cfg.rewards["cart_vel"].weight = 0.0
+    env.step(zeros(env))
+    assert env.reward_manager.step_reward[:, [alive]].abs().max() == 0.0
+    env.reward_manager.get_term_cfg("cart_vel").weight = -1.0
+    env.step(zeros(env))
+    cart_vel = env.reward_manager.term_names.index("cart_vel")
+    assert env.reward_manager.step_reward[:, cart_vel].abs().max() > 0.0
+    with pytest.raises(RobolearnError, match="no reward term 'alvie'"):
+        env.reward_manager.get_term_cfg("alvie")
+
+
+def test_a_task_without_reward_terms_steps_with_zero_reward():
+    env = make("cartpole_balance", num_envs=4, edit=lambda c: setattr(c, "rewards", {}))
+    for _ in range(3):
+        _, reward, *_ = env.step(zeros(env))
+    assert torch.equal(reward, torch.zeros(4))
+    env.reset()
+
+
+# ---- reset events read the state after the reset ---------------------------------------
+
+
+def _record_joint_pos(env, env_ids, seen: list) -> None:
+    """A reset event that reads the scene, as a user's event does."""
+    seen.append((env.scene.joint_pos[env_ids].clone(), env.engine.qpos[env_ids].float().clone()))
+
+
+def test_reset_events_read_the_state_the_engine_holds():
+    seen: list = []
+
+    def edit(cfg):
+        cfg.events = {
+            "record": EventTermCfg(func=_record_joint_pos, mode="reset", params={"seen": seen}),
+        }
+        cfg.episode_length_s = 0.1  # 5 steps
+
+    env = make("cartpole_balance", num_envs=2, edit=edit)
+    env.engine.qpos[:, 1] = 1.0  # tilt the poles: the state that steps read
+    env.scene.invalidate()
+    for _ in range(env.max_episode_length):
+        env.step(zeros(env))  # fills the scene's cache with the pre-reset state
+    assert len(seen) == 2  # at build, and at the time-out
+    scene_view, engine_view = seen[-1]
+    assert engine_view[:, 1].abs().max() == 0.0  # the engine was reset to qpos0...
+    torch.testing.assert_close(scene_view, engine_view)  # ...and the event saw that
+
+
+# ---- action and command configs name their term class ---------------------------------
+
+
+@dataclasses.dataclass
+class _MyEffortCfg(JointEffortActionCfg):
+    """A user's subclass of a built-in config, adding a field: it inherits class_type."""
+
+    note: str = "mine"
+
+
+class _DoubledEffort(JointEffortAction):
+    """A user's action term: twice the effort of JointEffortAction."""
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        super().process_actions(actions)
+        self.processed_actions *= 2.0
+
+
+@dataclasses.dataclass
+class _DoubledEffortCfg(ActionTermCfg):
+    class_type: type[ActionTerm] | None = _DoubledEffort
+
+
+def test_action_configs_name_their_term_class():
+    env = make("cartpole_balance", num_envs=2, edit=lambda c: _set_action(c, _MyEffortCfg))
+    assert type(env.action_manager.terms["cart_force"]) is JointEffortAction
+    env.step(torch.full((2, 1), 0.25))
+    assert env.engine.ctrl[:, 0].tolist() == [0.25, 0.25]
+    env = make("cartpole_balance", num_envs=2, edit=lambda c: _set_action(c, _DoubledEffortCfg))
+    assert type(env.action_manager.terms["cart_force"]) is _DoubledEffort
+    env.step(torch.full((2, 1), 0.25))
+    assert env.engine.ctrl[:, 0].tolist() == [0.5, 0.5]
+    with pytest.raises(RobolearnError, match=r"actions.cart_force: ActionTermCfg.class_type"):
+        make("cartpole_balance", num_envs=2, edit=lambda c: _set_action(c, ActionTermCfg))
+
+
+def _set_action(cfg, cfg_type) -> None:
+    cfg.actions = {"cart_force": cfg_type(actuators="slider")}
+
+
+@dataclasses.dataclass
+class _MyVelocityCfg(UniformVelocityCommandCfg):
+    note: str = "mine"
+
+
+class _ConstantCommand(CommandTerm):
+    """A user's command term: (1, 2) for every env."""
+
+    def __init__(self, cfg, env, name) -> None:
+        super().__init__(cfg, env, name)
+        self._command = torch.tensor([[1.0, 2.0]]).repeat(env.num_envs, 1)
+
+    @property
+    def command(self) -> torch.Tensor:
+        return self._command
+
+    def _resample(self, env_ids: torch.Tensor) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class _ConstantCommandCfg(CommandTermCfg):
+    class_type: type[CommandTerm] | None = _ConstantCommand
+
+
+def test_command_configs_name_their_term_class():
+    def edit(cfg):
+        cfg.commands["base_velocity"] = _MyVelocityCfg(ranges=cfg.commands["base_velocity"].ranges)
+        cfg.commands["constant"] = _ConstantCommandCfg()
+
+    env = make("quadruped_walk", num_envs=2, edit=edit)
+    assert type(env.command_manager.terms["base_velocity"]) is UniformVelocityCommand
+    assert env.command_manager.get_command("constant").tolist() == [[1.0, 2.0]] * 2
+    env.step(zeros(env))
+    with pytest.raises(RobolearnError, match=r"commands.bad: CommandTermCfg.class_type"):
+        make("quadruped_walk", num_envs=2, edit=lambda c: c.commands.update(bad=CommandTermCfg()))
+    # the older way, register_command, still names a class for a config without class_type
+    register_command(_RegisteredCfg, _ConstantCommand)
+    env = make("quadruped_walk", num_envs=2, edit=lambda c: c.commands.update(old=_RegisteredCfg()))
+    assert type(env.command_manager.terms["old"]) is _ConstantCommand
+
+
+@dataclasses.dataclass
+class _RegisteredCfg(CommandTermCfg):
+    pass
+
+
+# ---- observation groups never alias memory that changes later -------------------------
+
+
+def test_a_single_term_group_is_not_a_view_of_memory_the_step_overwrites():
+    def edit(cfg):
+        cfg.observations["policy"] = ObservationGroupCfg(
+            terms={"actions": ObservationTermCfg(func=mdp.last_action)}
+        )
+        cfg.episode_length_s = 0.1  # 5 steps
+        cfg.terminations = {"time_out": cfg.terminations["time_out"]}
+
+    env = make("cartpole_balance", num_envs=2, edit=edit)
+    env.record_final_obs = True
+    action = torch.full((2, 1), 0.75)
+    for _ in range(env.max_episode_length):
+        obs, _, _, time_outs, extras = env.step(action)
+    assert time_outs.all()
+    # the observation the episodes ended in: the last action, which the reset then zeroed
+    assert extras["final_obs"]["policy"].tolist() == [[0.75], [0.75]]
+    assert obs["policy"].tolist() == [[0.0], [0.0]]
+    kept = obs["policy"]
+    env.step(action)  # what the learner stored stays what the policy saw
+    assert kept.tolist() == [[0.0], [0.0]]
+
+
+# ---- feet_gait_contact compares speed and yaw rate apart -------------------------------
+
+
+def test_gait_contact_compares_speed_and_yaw_rate_with_their_own_thresholds():
+    env = make("humanoid_walk", num_envs=4)
+    command = env.command_manager.get_command("base_velocity")
+    # 0.08 m/s and 0.08 rad/s: both below their 0.1 thresholds (their norm, 0.113, is not)
+    command[:] = torch.tensor(
+        [[0.08, 0.0, 0.08], [0.0, 0.0, 0.5], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    )
+    gait = env.command_manager.terms["gait"]
+    gait.phase[:] = 0.25  # foot 0 in stance, foot 1 swinging, away from a switch
+    params = env.cfg.rewards["gait_contact"].params
+    value = mdp.feet_gait_contact(env, **params)
+    in_contact = mdp.feet_contact(env).bool()
+    standing = in_contact.float().sum(-1)
+    stepping = (in_contact == torch.tensor([True, False])).float().sum(-1)
+    expected = torch.where(torch.tensor([False, True, True, False]), stepping, standing)
+    torch.testing.assert_close(value, expected)
+    # the yaw-rate threshold is its own (rad/s)
+    value = mdp.feet_gait_contact(env, **params, min_yaw_rate=1.0)
+    torch.testing.assert_close(value[1], standing[1])

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
 import torch
 from conftest import SLIDER_XML, stand_state
 
-from robolearn.sim import make_engine
+from robolearn.sim import make_engine, messages
 
 
 def random_ctrl(engine, generator: torch.Generator) -> torch.Tensor:
@@ -117,6 +119,22 @@ def test_per_env_mass_changes_only_that_env():
     assert torch.equal(z[0], z[2])
 
 
+def test_a_mass_change_moves_a_simple_body_as_its_new_mass_after_set_const():
+    """MuJoCo treats a free body with one geom as "simple" and computes its mass matrix
+    from body_mass once: without set_const a 4 kg box accelerates under 10 N like the 1 kg
+    box it was compiled as (gravity alone, m g, does use the new mass)."""
+    engine = make_engine(SLIDER_XML, 3, "cpu")
+    box = engine.model.body("box").id
+    engine.model_field("body_mass")[1, box] = 4.0
+    engine.reset()
+    engine.qpos[:, 2] = 1.0  # in the air: no contact
+    engine.xfrc_applied[:, box, 0] = 10.0
+    engine.set_const(torch.tensor([1]))
+    engine.forward()
+    assert engine.qacc[:, 0].tolist() == pytest.approx([10.0, 2.5, 10.0])
+    assert engine.qpos[1, 2] == 1.0  # the state is kept
+
+
 def test_bit_identical_across_thread_counts_and_runs(humanoid_scene):
     one = rollout(make_engine(humanoid_scene, 8, "cpu", nthread=1), 40, seed=3)
     two = rollout(make_engine(humanoid_scene, 8, "cpu", nthread=2), 40, seed=3)
@@ -192,3 +210,82 @@ def test_diverged_env_is_reported_once_and_alone(humanoid_scene):
 @pytest.mark.parametrize("nthread", [1, 2])
 def test_thread_count_is_honoured(humanoid_scene, nthread):
     assert make_engine(humanoid_scene, 4, "cpu", nthread=nthread).batch.nthread == nthread
+
+
+# A box on a slide joint pushed by an unlimited motor (tests/assets/exploding_slider.xml).
+EXPLODING = str(Path(__file__).parent / "assets" / "exploding_slider.xml")
+
+
+def test_env_diverging_in_every_step_is_reported_in_every_step():
+    """MuJoCo's reset inside mj_step zeroes the warning counters and counts the warning
+    again, so an env that diverges in every step holds 1 after each step: it was reported
+    the first time only, and then trained on as if healthy."""
+    engine = make_engine(EXPLODING, 3, "cpu")
+    engine.model_field("actuator_gainprm")[1, 0, 0] = 1e12  # env 1: 1e12 N on 1 kg (bad qacc)
+    engine.reset()
+    for _ in range(5):
+        engine.ctrl[:] = 1.0
+        engine.step(2)
+        assert engine.nonfinite().tolist() == [False, True, False]
+    for _ in range(3):  # a NaN control (MuJoCo zeroes it and warns) in every step, env 2
+        engine.ctrl[:] = 0.0
+        engine.ctrl[2] = float("nan")
+        engine.step(2)
+        assert engine.nonfinite().tolist() == [False, False, True]
+    engine.ctrl[:] = 0.0
+    engine.step(2)
+    assert not engine.nonfinite().any()
+
+
+def test_mujoco_warnings_are_rate_limited_per_kind(capfd):
+    """A diverging env warns in every step once reset: without a limit, thousands of lines
+    per iteration (18k in 3 iterations of cartpole); with it, one per kind per interval."""
+    make_engine(EXPLODING, 1, "cpu")
+    assert mujoco.get_mju_user_warning() is messages._limiter  # installed by make_engine
+    lines: list[str] = []
+    limiter = messages.WarningLimiter(interval_s=3600, write=lines.append)
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(limiter)
+    try:
+        engine = make_engine(EXPLODING, 64, "cpu", nthread=2)
+        engine.model_field("actuator_gainprm")[:, 0, 0] = 1e12
+        engine.reset()
+        for _ in range(20):
+            engine.ctrl[:] = 1.0
+            engine.step(2)
+            flagged = engine.nonfinite()
+            engine.reset(flagged)  # as the env does: the counters restart at 0, MuJoCo warns
+            engine.ctrl[:] = 1e30  # and a second kind of warning: bad controls
+            engine.step(1)
+            engine.reset(engine.nonfinite())
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    assert limiter.total >= 2 * 20 * 64
+    assert len(lines) == 2 and "QACC" in lines[0] and "CTRL" in lines[1], lines
+    limiter.flush(force=True)
+    assert len(lines) == 4 and f"x{limiter.total // 2 - 1}" in lines[2] + lines[3], lines
+    out, err = capfd.readouterr()
+    assert "Nan, Inf" not in out + err  # MuJoCo printed nothing itself
+
+
+def test_warning_limiter_summarizes_each_kind_once_per_interval():
+    now = [0.0]
+    lines: list[str] = []
+    limiter = messages.WarningLimiter(interval_s=10, write=lines.append, clock=lambda: now[0])
+    limiter("Nan, Inf or huge value in QACC at DOF 0. Time = 0.0100.")
+    for t in range(1, 10):
+        now[0] = float(t)
+        limiter(f"Nan, Inf or huge value in QACC at DOF {t}. Time = {t}.0000.")
+    assert len(lines) == 1
+    limiter.flush()  # the interval has not passed: nothing yet
+    assert len(lines) == 1
+    now[0] = 10.0
+    limiter("Nan, Inf or huge value in QACC at DOF 3. Time = 9.0000.")
+    assert len(lines) == 2 and lines[1].startswith("MuJoCo warning x10 in the last 10 s")
+    limiter("Too many contacts: increase nconmax")  # another kind: printed at once
+    assert len(lines) == 3 and "nconmax" in lines[2]
+    now[0] = 30.0
+    limiter("Nan, Inf or huge value in QACC at DOF 1. Time = 0.0000.")
+    assert lines[3].startswith("MuJoCo warning x1 in the last 20 s")
+    limiter.flush(force=True)  # nothing held back
+    assert len(lines) == 4

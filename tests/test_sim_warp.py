@@ -155,3 +155,34 @@ def test_capacity_below_the_initial_contacts_is_a_clear_error():
              </worldbody></mujoco>"""
     with pytest.raises(RobolearnError, match=r"cannot hold this model's initial state.*nconmax"):
         make_engine(xml, 2, "warp-cpu", nconmax=1)
+
+
+def test_final_obs_of_a_single_term_group_outlives_the_reset():
+    """base_height is a view of qpos on the float32 Warp engines; a group of that term alone
+    was that view, so the same step's reset overwrote extras["final_obs"]."""
+    from robolearn import mdp
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.managers import ObservationGroupCfg, ObservationTermCfg
+    from robolearn.registry import get_task
+
+    cfg = get_task("humanoid_walk").make_env_cfg()
+    cfg.scene.num_envs = 2
+    cfg.sim.engine = "warp-cpu"
+    cfg.events = {}
+    cfg.episode_length_s = 0.1  # 5 steps
+    cfg.terminations = {"time_out": cfg.terminations["time_out"]}
+    cfg.observations = {
+        "policy": ObservationGroupCfg(terms={"height": ObservationTermCfg(func=mdp.base_height)})
+    }
+    env = ManagerBasedRLEnv(cfg)
+    env.record_final_obs = True
+    env.engine.qpos[:, 2] = 2.0  # dropped from 2 m
+    env.scene.invalidate()
+    for _ in range(env.max_episode_length):
+        obs, _, _, time_outs, extras = env.step(torch.zeros(2, env.num_actions))
+    assert time_outs.all()
+    final = extras["final_obs"]["policy"][:, 0]
+    assert ((final > 1.8) & (final < 2.0)).all(), final  # falling, 5 steps after the drop
+    default = env.scene.default_qpos[2].item()
+    assert torch.allclose(obs["policy"][:, 0], torch.full((2,), default))  # the reset state
+    assert obs["policy"].data_ptr() != env.engine.qpos.data_ptr()

@@ -6,8 +6,11 @@ groups, event modes startup/reset/interval, ``time_out`` terminations), so tasks
 
 from robolearn.managers.action import (
     ActionManager,
+    ActionTerm,
     ActionTermCfg,
+    JointEffortAction,
     JointEffortActionCfg,
+    JointPositionAction,
     JointPositionActionCfg,
 )
 from robolearn.managers.base import ManagerTerm, TermCfg
@@ -37,6 +40,7 @@ from robolearn.managers.termination import TerminationManager, TerminationTermCf
 
 __all__ = [
     "ActionManager",
+    "ActionTerm",
     "ActionTermCfg",
     "CommandManager",
     "CommandTerm",
@@ -47,7 +51,9 @@ __all__ = [
     "EventTermCfg",
     "GaitPhaseCommand",
     "GaitPhaseCommandCfg",
+    "JointEffortAction",
     "JointEffortActionCfg",
+    "JointPositionAction",
     "JointPositionActionCfg",
     "ManagerTerm",
     "NoiseCfg",

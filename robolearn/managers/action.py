@@ -4,6 +4,10 @@
 result into the engine's ``ctrl`` view. Position and effort targets are constant over the
 decimation substeps, so the env writes ctrl once and steps the engine ``decimation`` times in
 one call.
+
+A config names the class that implements it in ``class_type``: the built-in configs name
+theirs, a subclass of one inherits it, and a config of your own names your
+:class:`ActionTerm` subclass.
 """
 
 from __future__ import annotations
@@ -22,39 +26,13 @@ if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
 
 
-@dataclass
-class ActionTermCfg:
-    """Which actuators an action term drives; subclasses say how."""
-
-    actuators: str | Sequence[str] = ".*"
-    """Regexes over actuator names; matching actuators are driven in model order."""
-    scale: float = 1.0
-    """Multiplies the policy's action before the offset is added."""
-    clip: tuple[float, float] | None = None
-    """Clip the policy's raw action to (low, high) before scaling; None: no clip."""
-
-
-@dataclass
-class JointPositionActionCfg(ActionTermCfg):
-    """Joint position targets for MuJoCo ``<position>`` actuators.
-
-    target = offset + scale * action, where offset is each env's default joint position
-    (``use_default_offset``) or 0. The actuator's own PD gains track the target.
-    """
-
-    scale: float = 0.5
-    """Radians (or metres) of target per unit of action."""
-    use_default_offset: bool = True
-    """Add the default joint position, so action 0 holds the default pose."""
-
-
-@dataclass
-class JointEffortActionCfg(ActionTermCfg):
-    """Direct controls for ``<motor>`` actuators: ctrl = scale * action."""
-
-
 class ActionTerm:
-    """One group of actuators driven by a slice of the action vector."""
+    """One group of actuators driven by a slice of the action vector.
+
+    Subclass it for a new kind of action and name the subclass in the config's
+    ``class_type``; override :meth:`_offset`, :meth:`process_actions` or
+    :meth:`apply_actions` as needed. ``action_dim`` is the width of its slice.
+    """
 
     def __init__(self, cfg: ActionTermCfg, env: ManagerBasedRLEnv, name: str) -> None:
         self.cfg = cfg
@@ -71,18 +49,22 @@ class ActionTerm:
         self._ctrl = env.engine.ctrl
 
     def process_actions(self, actions: torch.Tensor) -> None:
+        """Turn this term's slice of the policy's action into ``processed_actions``."""
         self.raw_actions[:] = actions
         if self.cfg.clip is not None:
             actions = actions.clamp(*self.cfg.clip)
         self.processed_actions[:] = self._offset() + self.cfg.scale * actions
 
     def _offset(self) -> torch.Tensor | float:
+        """Added to ``scale x action``; 0 by default."""
         return 0.0
 
     def apply_actions(self) -> None:
+        """Write ``processed_actions`` into the engine's controls of this term's actuators."""
         self._ctrl[:, self._ctrl_cols] = self.processed_actions.to(self._ctrl.dtype)
 
     def reset(self, env_ids: torch.Tensor) -> None:
+        """Forget the last action of ``env_ids``."""
         self.raw_actions[env_ids] = 0.0
 
 
@@ -115,10 +97,41 @@ class JointEffortAction(ActionTerm):
     """Motor commands (force or torque after the actuator's gear)."""
 
 
-_TERMS: dict[type, type[ActionTerm]] = {
-    JointPositionActionCfg: JointPositionAction,
-    JointEffortActionCfg: JointEffortAction,
-}
+@dataclass
+class ActionTermCfg:
+    """Which actuators an action term drives; subclasses say how."""
+
+    actuators: str | Sequence[str] = ".*"
+    """Regexes over actuator names; matching actuators are driven in model order."""
+    scale: float = 1.0
+    """Multiplies the policy's action before the offset is added."""
+    clip: tuple[float, float] | None = None
+    """Clip the policy's raw action to (low, high) before scaling; None: no clip."""
+    class_type: type[ActionTerm] | None = None
+    """The :class:`ActionTerm` subclass built from this config; the built-in configs set
+    theirs, and a subclass of one inherits it."""
+
+
+@dataclass
+class JointPositionActionCfg(ActionTermCfg):
+    """Joint position targets for MuJoCo ``<position>`` actuators.
+
+    target = offset + scale * action, where offset is each env's default joint position
+    (``use_default_offset``) or 0. The actuator's own PD gains track the target.
+    """
+
+    class_type: type[ActionTerm] | None = JointPositionAction
+    scale: float = 0.5
+    """Radians (or metres) of target per unit of action."""
+    use_default_offset: bool = True
+    """Add the default joint position, so action 0 holds the default pose."""
+
+
+@dataclass
+class JointEffortActionCfg(ActionTermCfg):
+    """Direct controls for ``<motor>`` actuators: ctrl = scale * action."""
+
+    class_type: type[ActionTerm] | None = JointEffortAction
 
 
 class ActionManager:
@@ -129,11 +142,12 @@ class ActionManager:
             raise RobolearnError("a task needs at least one action term")
         self.terms: dict[str, ActionTerm] = {}
         for name, term_cfg in cfg.items():
-            term_cls = _TERMS.get(type(term_cfg))
-            if term_cls is None:
+            term_cls = getattr(term_cfg, "class_type", None)
+            if not (isinstance(term_cls, type) and issubclass(term_cls, ActionTerm)):
                 raise RobolearnError(
-                    f"actions.{name}: unknown action config {type(term_cfg).__name__}; "
-                    f"valid: {', '.join(c.__name__ for c in _TERMS)}"
+                    f"actions.{name}: {type(term_cfg).__name__}.class_type must be an "
+                    f"ActionTerm subclass (e.g. JointPositionAction, JointEffortAction), "
+                    f"got {term_cls!r}"
                 )
             self.terms[name] = term_cls(term_cfg, env, name)
         self.total_action_dim = sum(t.action_dim for t in self.terms.values())

@@ -3,11 +3,16 @@
 A command term holds a (num_envs, k) ``command``, resamples it for each env when that env's
 timer (drawn from ``resampling_time_range``) runs out and at every reset, and tracks metrics
 (e.g. the velocity tracking error) that are logged per episode as ``Metrics/<term>/<name>``.
+
+A config names the class that implements it in ``class_type``: the built-in configs name
+theirs, a subclass of one inherits it, and a config of your own names your
+:class:`CommandTerm` subclass.
 """
 
 from __future__ import annotations
 
 import abc
+import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,6 +33,9 @@ class CommandTermCfg:
     """Seconds between resamples, drawn uniformly per env."""
     debug_vis: bool = True
     """Let viewers draw the command (arrows for velocity commands)."""
+    class_type: type[CommandTerm] | None = None
+    """The :class:`CommandTerm` subclass built from this config; the built-in configs set
+    theirs, and a subclass of one inherits it."""
 
 
 class CommandTerm(abc.ABC):
@@ -69,10 +77,21 @@ class CommandTerm(abc.ABC):
         self.resample((self.time_left <= 1e-6).nonzero().flatten())
         self._update_command()
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
+    def reset(
+        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int | None = None
+    ) -> dict[str, float | torch.Tensor]:
+        """Resample the command of ``env_ids``; returns the mean metrics of their episodes.
+
+        ``keep`` ((len(env_ids),) bool) and ``num_kept`` (how many are true) leave episodes
+        out of the means, as :meth:`RewardManager.reset` does.
+        """
         log: dict[str, float | torch.Tensor] = {}
         for key, values in self.metrics.items():
-            log[f"Metrics/{self.name}/{key}"] = values[env_ids].mean()
+            name = f"Metrics/{self.name}/{key}"
+            if keep is None:
+                log[name] = values[env_ids].mean()
+            elif num_kept:
+                log[name] = torch.where(keep, values[env_ids], 0.0).sum() / num_kept
             values[env_ids] = 0.0
         self.resample(env_ids)
         self._update_command()
@@ -91,24 +110,6 @@ class VelocityRanges:
     """Yaw rate, rad/s (ignored for heading envs, whose yaw rate comes from the heading)."""
     heading: tuple[float, float] = (-3.14159, 3.14159)
     """Target heading, rad, for heading envs."""
-
-
-@dataclass
-class UniformVelocityCommandCfg(CommandTermCfg):
-    """Base velocity commands (x, y in the heading frame; yaw rate), uniformly sampled.
-
-    A share of envs stands (zero command) and a share follows a target heading, the yaw
-    rate then being ``heading_control_stiffness x heading error`` clipped to the range.
-    """
-
-    ranges: VelocityRanges = field(default_factory=VelocityRanges)
-    """Sampling ranges; a curriculum may widen them."""
-    rel_standing_envs: float = 0.0
-    """Share of resampled envs commanded to stand still."""
-    rel_heading_envs: float = 0.0
-    """Share of resampled envs commanded by heading instead of yaw rate."""
-    heading_control_stiffness: float = 0.5
-    """Yaw rate per radian of heading error, for heading envs."""
 
 
 class UniformVelocityCommand(CommandTerm):
@@ -183,18 +184,22 @@ class UniformVelocityCommand(CommandTerm):
 
 
 @dataclass
-class GaitPhaseCommandCfg(CommandTermCfg):
-    """A gait clock per env: which foot should be on the ground when.
+class UniformVelocityCommandCfg(CommandTermCfg):
+    """Base velocity commands (x, y in the heading frame; yaw rate), uniformly sampled.
 
-    The phase runs from 0 to 1 once per ``period_s``; see :class:`GaitPhaseCommand` for
-    which foot is meant to be down when. The starting phase is drawn uniformly at every
-    reset, so envs do not step in unison.
+    A share of envs stands (zero command) and a share follows a target heading, the yaw
+    rate then being ``heading_control_stiffness x heading error`` clipped to the range.
     """
 
-    period_s: float = 0.8
-    """Seconds per gait cycle (two steps for a biped)."""
-    resampling_time_range: tuple[float, float] = (1e9, 1e9)
-    """The clock is not resampled during an episode."""
+    class_type: type[CommandTerm] | None = UniformVelocityCommand
+    ranges: VelocityRanges = field(default_factory=VelocityRanges)
+    """Sampling ranges; a curriculum may widen them."""
+    rel_standing_envs: float = 0.0
+    """Share of resampled envs commanded to stand still."""
+    rel_heading_envs: float = 0.0
+    """Share of resampled envs commanded by heading instead of yaw rate."""
+    heading_control_stiffness: float = 0.5
+    """Yaw rate per radian of heading error, for heading envs."""
 
 
 class GaitPhaseCommand(CommandTerm):
@@ -232,23 +237,58 @@ class GaitPhaseCommand(CommandTerm):
         self._update_command()
 
 
-_TERMS: dict[type, type[CommandTerm]] = {
-    UniformVelocityCommandCfg: UniformVelocityCommand,
-    GaitPhaseCommandCfg: GaitPhaseCommand,
-}
+@dataclass
+class GaitPhaseCommandCfg(CommandTermCfg):
+    """A gait clock per env: which foot should be on the ground when.
+
+    The phase runs from 0 to 1 once per ``period_s``; see :class:`GaitPhaseCommand` for
+    which foot is meant to be down when. The starting phase is drawn uniformly at every
+    reset, so envs do not step in unison.
+    """
+
+    class_type: type[CommandTerm] | None = GaitPhaseCommand
+    period_s: float = 0.8
+    """Seconds per gait cycle (two steps for a biped)."""
+    resampling_time_range: tuple[float, float] = (1e9, 1e9)
+    """The clock is not resampled during an episode."""
+
+
+# Configs made usable with register_command, the older way to name a term class.
+_REGISTERED: dict[type, type[CommandTerm]] = {}
+
+
+def _term_class(cfg: CommandTermCfg) -> type[CommandTerm] | None:
+    """The class a config names: registered for its exact type, else its ``class_type``,
+    else registered for a base class of its type."""
+    registered = _REGISTERED.get(type(cfg))
+    if registered is not None:
+        return registered
+    term_cls = getattr(cfg, "class_type", None)
+    if term_cls is not None:
+        return term_cls
+    for base in type(cfg).__mro__[1:]:
+        if base in _REGISTERED:
+            return _REGISTERED[base]
+    return None
 
 
 class CommandManager:
     def __init__(self, cfg: dict[str, CommandTermCfg], env: ManagerBasedRLEnv) -> None:
         self.terms: dict[str, CommandTerm] = {}
         for name, term_cfg in cfg.items():
-            term_cls = _TERMS.get(type(term_cfg))
-            if term_cls is None:
+            term_cls = _term_class(term_cfg)
+            if not (isinstance(term_cls, type) and issubclass(term_cls, CommandTerm)):
                 raise RobolearnError(
-                    f"commands.{name}: unknown command config {type(term_cfg).__name__}; "
-                    f"valid: {', '.join(c.__name__ for c in _TERMS)}"
+                    f"commands.{name}: {type(term_cfg).__name__}.class_type must be a "
+                    f"CommandTerm subclass (e.g. UniformVelocityCommand, GaitPhaseCommand), "
+                    f"got {term_cls!r}"
                 )
             self.terms[name] = term_cls(term_cfg, env, name)
+        # Terms whose reset takes keep (the built-in one does; an override written before
+        # it may not, and then logs every episode).
+        self._filters_logs = {
+            t for t in self.terms.values() if "keep" in inspect.signature(t.reset).parameters
+        }
 
     def get_command(self, name: str) -> torch.Tensor:
         if name not in self.terms:
@@ -261,13 +301,25 @@ class CommandManager:
         for term in self.terms.values():
             term.compute(dt)
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
+    def reset(
+        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int | None = None
+    ) -> dict[str, float | torch.Tensor]:
+        """Reset every term for ``env_ids``; ``keep``/``num_kept`` as in
+        :meth:`CommandTerm.reset`."""
         log: dict[str, float | torch.Tensor] = {}
         for term in self.terms.values():
-            log.update(term.reset(env_ids))
+            if keep is None or term not in self._filters_logs:
+                log.update(term.reset(env_ids))
+            else:
+                log.update(term.reset(env_ids, keep=keep, num_kept=num_kept))
         return log
 
 
 def register_command(cfg_type: type, term_type: type[CommandTerm]) -> None:
-    """Make a custom command term usable from configs of ``cfg_type``."""
-    _TERMS[cfg_type] = term_type
+    """Make a custom command term usable from configs of ``cfg_type`` (and its subclasses
+    that set no ``class_type`` of their own).
+
+    Setting ``class_type`` in the config class is the simpler way; this stays for configs
+    written before it.
+    """
+    _REGISTERED[cfg_type] = term_type

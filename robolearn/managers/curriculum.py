@@ -1,8 +1,10 @@
 """Curricula: adjust the task as the policy improves, evaluated when envs reset.
 
 A term is ``func(env, env_ids, **params)``; it may change any config value the env reads
-live (command ranges, reward weights, event params) and returns a number describing its
-state, logged as ``Curriculum/<term>``.
+live (command ranges, event params, reward weights and params: through
+``env.reward_manager.get_term_cfg(name)`` / ``set_term_cfg(name, cfg)`` or on the config
+itself, from the next step) and returns a number describing its state, logged as
+``Curriculum/<term>``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,11 @@
 ``startup`` terms run once when the env is built (e.g. per-env friction and mass),
 ``reset`` terms for the envs that reset (e.g. a random root pose), ``interval`` terms for
 each env whenever its own timer, drawn from ``interval_range_s``, runs out (e.g. pushes).
-Every term is ``func(env, env_ids, **params)``.
+Every term is ``func(env, env_ids, **params)``. A term reads the scene (``env.scene``) as the
+engine holds it when the term runs: the scene's per-step cache is dropped before reset
+events and after each term. Derived fields (body positions, contact forces) are those of
+the last forward pass: a reset term sees the reset state's joint positions, not yet its body
+positions.
 """
 
 from __future__ import annotations
@@ -74,6 +78,8 @@ class EventManager:
             else:
                 ids = env_ids if env_ids is not None else self.env.all_env_ids
                 fn(self.env, ids, **term.params)
+            # A term may have written state that the next one reads through the scene.
+            self.env.scene.invalidate()
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         for fn in self._terms.values():

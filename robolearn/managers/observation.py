@@ -7,6 +7,7 @@ concatenates its terms along the last dimension in config order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -133,6 +134,7 @@ class ObservationManager:
             corrupt = self.cfg[group_name].enable_corruption
             parts = []
             dims = self.term_dims.setdefault(group_name, {})
+            fresh = False  # whether parts[0] is a tensor made here (not a term's own memory)
             for name, tcfg, fn in terms:
                 key = _term_key(fn, tcfg.params)
                 value = raw.get(key) if key is not None else None
@@ -143,12 +145,13 @@ class ObservationManager:
                         raw[key] = value
                 if value.dim() == 1:
                     value = value.unsqueeze(-1)
+                transformed = False
                 if corrupt and tcfg.noise is not None:
-                    value = value + _noise(tcfg.noise, value)
+                    value, transformed = value + _noise(tcfg.noise, value), True
                 if tcfg.clip is not None:
-                    value = value.clamp(*tcfg.clip)
+                    value, transformed = value.clamp(*tcfg.clip), True
                 if tcfg.scale is not None:
-                    value = value * tcfg.scale
+                    value, transformed = value * tcfg.scale, True
                 length = self._history_length(group_name, tcfg)
                 if length > 0:
                     key = (group_name, name)
@@ -156,10 +159,37 @@ class ObservationManager:
                         self._histories[key] = _History(length, n, value.shape[-1], value.device)
                     history = self._histories[key]
                     value = history.push(value) if update_history else value.repeat(1, length)
+                    transformed = True
                 dims[name] = value.shape[-1]
                 parts.append(value)
-            out[group_name] = torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
+                fresh = transformed
+            if len(parts) > 1:
+                out[group_name] = torch.cat(parts, dim=-1)
+            else:
+                # A term's output may be memory that changes in place later in the step or
+                # in the next one: a view of the engine's state (sensor, or joint_pos on
+                # the float32 Warp engines), the action buffer (last_action), a command.
+                # The group must not alias it: the learner stores this tensor as the
+                # observation the policy acted on, and final_obs must outlive the reset.
+                out[group_name] = parts[0] if fresh else parts[0].clone()
         return out
+
+    def term_slices(self, group: str) -> dict[str, slice]:
+        """The columns of each term in group ``group``'s tensor, in order."""
+        slices, start = {}, 0
+        for name, width in self.term_dims[group].items():
+            slices[name] = slice(start, start + width)
+            start += width
+        return slices
+
+    def terms_at(self, group: str, columns: Iterable[int]) -> list[str]:
+        """Names of the terms of ``group`` that fill any of ``columns``, in group order."""
+        cols = set(columns)
+        return [
+            name
+            for name, sl in self.term_slices(group).items()
+            if any(c in cols for c in range(sl.start, sl.stop))
+        ]
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         for history in self._histories.values():

@@ -5,6 +5,10 @@ decimation), so an episode's return does not depend on the control rate, as in I
 The contributions are summed per episode for logging: ``Episode_Reward/<term>`` is an
 episode's sum divided by the maximum episode length in seconds (a per-second average).
 ``step_reward`` keeps the latest contribution of each term, for the viewer.
+
+Weights are read from the term configs at every step (a curriculum may change them; see
+:meth:`RewardManager.get_term_cfg` and :meth:`RewardManager.set_term_cfg`). An env whose
+physics diverged earns nothing in that step and its episode sums leave that step out.
 """
 
 from __future__ import annotations
@@ -30,26 +34,87 @@ class RewardTermCfg(TermCfg):
 
 
 class RewardManager:
+    """Evaluates the reward terms each step and keeps each term's episode sums.
+
+    Term configs are read live: a change of a term's ``weight`` (or ``params``) takes effect
+    at the next step, whether made on the config (``env.cfg.rewards[name]``) or through
+    :meth:`set_term_cfg`, so a curriculum can reweight terms while training.
+    """
+
     def __init__(self, cfg: dict[str, RewardTermCfg], env: ManagerBasedRLEnv) -> None:
         self.env = env
         self.cfg = cfg
         self.term_names = list(cfg)
         self._terms = {name: resolve_term(t, env, f"rewards.{name}") for name, t in cfg.items()}
         n, dev = env.num_envs, env.device
-        self._active = [i for i, t in enumerate(cfg.values()) if t.weight != 0.0]
-        self._active_cols = torch.tensor(self._active, dtype=torch.long, device=dev)
-        self._weights = torch.tensor([t.weight for t in cfg.values()], device=dev)
         self._episode_sums = torch.zeros(n, len(cfg), device=dev)
         self.step_reward = torch.zeros(n, len(cfg), device=dev)
         """(N, num_terms): each term's contribution in the latest step (weight x value x dt)."""
+        self._weight_key: tuple[float, ...] | None = None
+        self._sync_weights()
+
+    # ---- term configs -------------------------------------------------------------------
+
+    def get_term_cfg(self, name: str) -> RewardTermCfg:
+        """The config of term ``name`` (the live object: changing it changes the reward)."""
+        self._check_name(name)
+        return self.cfg[name]
+
+    def set_term_cfg(self, name: str, cfg: RewardTermCfg) -> None:
+        """Replace the config of term ``name``; it applies from the next step.
+
+        A new ``func`` is resolved (and its params checked) as when the env was built.
+        Terms cannot be added or removed here: the episode sums have one column per term.
+        """
+        self._check_name(name)
+        if cfg.func is not self.cfg[name].func or cfg.params.keys() != self.cfg[name].params.keys():
+            self._terms[name] = resolve_term(cfg, self.env, f"rewards.{name}")
+        self.cfg[name] = cfg
+
+    def _check_name(self, name: str) -> None:
+        if name not in self.cfg:
+            raise RobolearnError(
+                f"no reward term {name!r}; terms: {', '.join(self.term_names) or 'none'}"
+            )
+
+    def _sync_weights(self) -> None:
+        """Rebuild the weight tensor and the active columns when a weight changed.
+
+        Comparing a tuple of Python floats costs about a microsecond per step; the tensor
+        is rebuilt (a host-to-device copy) only when a weight actually changed.
+        """
+        key = tuple(float(t.weight) for t in self.cfg.values())
+        if key == self._weight_key:
+            return
+        if list(self.cfg) != self.term_names:
+            raise RobolearnError(
+                "reward terms cannot be added or removed after the env is built (set a "
+                "term's weight to 0 to switch it off)"
+            )
+        dev = self.env.device
+        self._weight_key = key
+        self._active = [i for i, w in enumerate(key) if w != 0.0]
+        self._active_cols = torch.tensor(self._active, dtype=torch.long, device=dev)
+        self._weights = torch.tensor(key, device=dev)
+        # a column of a term just switched off would otherwise keep its last value
+        self.step_reward.zero_()
+
+    # ---- the step -----------------------------------------------------------------------
 
     @property
     def episode_sums(self) -> dict[str, torch.Tensor]:
         """Per term, (N,) sums of its contributions since each env's episode began (views)."""
         return {name: self._episode_sums[:, i] for i, name in enumerate(self.term_names)}
 
-    def compute(self, dt: float) -> torch.Tensor:
-        """The step's reward (N,), float32."""
+    def compute(self, dt: float, exclude: torch.Tensor | None = None) -> torch.Tensor:
+        """The step's reward (N,), float32.
+
+        Args:
+            dt: the env step's duration, which scales every term.
+            exclude: (N,) bool, envs whose step earns nothing and adds nothing to their
+                episode sums (envs whose physics diverged: their terms read garbage).
+        """
+        self._sync_weights()
         n = self.env.num_envs
         values = []
         for i in self._active:
@@ -61,22 +126,55 @@ class RewardManager:
                 raise RobolearnError(f"rewards.{name} returned {tuple(value.shape)}; want (N,)")
             values.append(value.float())
         # One write of all columns instead of a small strided write per term.
-        if len(self._active) == len(self.term_names):
+        if values and len(self._active) == len(self.term_names):
             torch.stack(values, dim=1, out=self.step_reward)
         elif values:
             self.step_reward.index_copy_(1, self._active_cols, torch.stack(values, dim=1))
         # One multiply and one sum for all terms, instead of a few small ops per term.
         self.step_reward.mul_(self._weights * dt)
+        if exclude is not None:
+            # masked_fill, not a multiply by the mask: 0 x NaN is NaN
+            self.step_reward.masked_fill_(exclude.unsqueeze(-1), 0.0)
         self._episode_sums += self.step_reward
         return self.step_reward.sum(-1)
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
-        sums = self._episode_sums[env_ids].mean(0) / self.env.max_episode_length_s
-        log: dict[str, float | torch.Tensor] = {
-            f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)
-        }
+    def reset(
+        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int | None = None
+    ) -> dict[str, float | torch.Tensor]:
+        """Start new episodes in ``env_ids``; returns ``Episode_Reward/<term>`` of the old.
+
+        Args:
+            env_ids: the envs that reset.
+            keep: (len(env_ids),) bool, the episodes to average in the log (the others, e.g.
+                ended by divergence, are left out); None for all.
+            num_kept: how many of ``keep`` are true, known to the caller without a sync;
+                0 logs nothing.
+        """
+        log: dict[str, float | torch.Tensor] = {}
+        if keep is None:
+            sums = self._episode_sums[env_ids].mean(0) / self.env.max_episode_length_s
+        elif num_kept:
+            kept = torch.where(keep.unsqueeze(-1), self._episode_sums[env_ids], 0.0)
+            sums = kept.sum(0) / (num_kept * self.env.max_episode_length_s)
+        else:
+            sums = None
+        if sums is not None and env_ids.numel():
+            log = {f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)}
         for fn in self._terms.values():
             reset_term(fn, env_ids)
         self._episode_sums[env_ids] = 0.0
         self.step_reward[env_ids] = 0.0
         return log
+
+    def nonfinite_terms(self) -> list[str]:
+        """Terms whose episode sums, or whose value at the current state, are not finite.
+
+        For diagnosis after a non-finite reward was found (it re-evaluates every term).
+        """
+        bad = ~torch.isfinite(self._episode_sums).all(0)
+        names = {self.term_names[i] for i in bad.nonzero().flatten().tolist()}
+        for name, fn in self._terms.items():
+            value = fn(self.env, **self.cfg[name].params)
+            if isinstance(value, torch.Tensor) and not bool(torch.isfinite(value).all()):
+                names.add(name)
+        return [n for n in self.term_names if n in names]

@@ -2,7 +2,8 @@
 
 The two are kept apart so the learner can bootstrap the value of a truncated episode (a time
 out is not the robot's fault) and not of a failed one. ``Episode_Termination/<term>`` logs how
-many of the envs that reset ended by each term.
+many of the envs that reset ended by each term. An env whose physics diverged fires no term:
+the env counts it as ``Episode_Termination/nonfinite`` only.
 """
 
 from __future__ import annotations
@@ -55,13 +56,21 @@ class TerminationManager:
         self.last_episode_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
         """(N, num_terms): the terms that ended each env's previous episode (for viewers)."""
 
-    def compute(self) -> torch.Tensor:
-        """Evaluate every term; returns terminated | time_outs."""
+    def compute(self, exclude: torch.Tensor | None = None) -> torch.Tensor:
+        """Evaluate every term; returns terminated | time_outs.
+
+        Args:
+            exclude: (N,) bool, envs none of whose terms may fire (envs whose physics
+                diverged: their terms read garbage, and the env counts them as
+                ``nonfinite`` alone).
+        """
         for i, (name, fn) in enumerate(self._terms.items()):
             value = fn(self.env, **self.cfg[name].params)
             if value.shape != (self.env.num_envs,):
                 raise RobolearnError(f"terminations.{name} must return (num_envs,) bools")
             self.term_dones[:, i] = value.bool()
+        if exclude is not None:
+            self.term_dones.masked_fill_(exclude.unsqueeze(-1), False)
         self.time_outs = self.term_dones.index_select(1, self._time_out_cols).any(-1)
         self.terminated = self.term_dones.index_select(1, self._failure_cols).any(-1)
         return self.terminated | self.time_outs

@@ -148,6 +148,9 @@ def randomize_body_mass(
     mass = nominal + draw if operation == "add" else nominal * draw
     field = env.engine.model_field("body_mass")
     field[env_ids.unsqueeze(-1), ids] = mass.clamp(min=1e-3).to(field.dtype)
+    # MuJoCo derives the mass matrix of "simple" bodies (a free body with one geom), the
+    # subtree masses and inverse weights from body_mass once; recompute them
+    env.engine.set_const(env_ids)
 
 
 def randomize_actuator_gains(

@@ -172,12 +172,17 @@ def feet_gait_contact(
     velocity_command: str,
     swing_margin: float = 0.05,
     threshold: float = 1.0,
+    min_speed: float = 0.1,
+    min_yaw_rate: float = 0.1,
 ) -> torch.Tensor:
     """How many of two feet are where the gait clock wants them (0, 1 or 2).
 
-    Moving (commanded speed above 0.1): foot 0 should touch the ground while the phase is
-    below 0.5 and swing otherwise, foot 1 the opposite; within ``swing_margin`` of a switch
-    either is fine. Standing: both feet should touch the ground.
+    Moving: foot 0 should touch the ground while the phase is below 0.5 and swing
+    otherwise, foot 1 the opposite; within ``swing_margin`` of a switch either is fine.
+    Standing: both feet should touch the ground. An env is moving when its command asks for
+    a planar speed above ``min_speed`` (m/s) or a yaw rate above ``min_yaw_rate`` (rad/s):
+    the two are compared apart, as metres and radians do not add up (turning on the spot
+    takes steps too). ``velocity_command`` is a (vx, vy, yaw rate) command.
     """
     phase = env.command_manager.terms[gait_command].phase
     in_contact = foot_contact_force(env).norm(dim=-1) > threshold
@@ -186,7 +191,8 @@ def feet_gait_contact(
         (phase - 0.5).abs() < swing_margin
     )
     matches = (in_contact == stance) | near_switch.unsqueeze(-1)
-    moving = env.command_manager.get_command(velocity_command)[:, :3].norm(dim=-1) > 0.1
+    command = env.command_manager.get_command(velocity_command)
+    moving = (command[:, :2].norm(dim=-1) > min_speed) | (command[:, 2].abs() > min_yaw_rate)
     standing_ok = in_contact.float().sum(-1)
     return torch.where(moving, matches.float().sum(-1), standing_ok)
 

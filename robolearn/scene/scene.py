@@ -23,6 +23,9 @@ class SimCfg:
     """``auto`` (cuda if available, else cpu), ``cpu``, ``cuda``, ``cuda:N`` or ``warp-cpu``."""
     physics_dt: float | None = None
     """Physics timestep in seconds; None keeps the MJCF's ``<option timestep>``."""
+    gravity: tuple[float, float, float] | None = None
+    """Gravity (x, y, z) in m/s^2; None keeps the MJCF's ``<option gravity>`` (e.g.
+    ``env.sim.gravity=[0,0,-1.62]`` for the Moon)."""
     nthread: int | None = None
     """Threads of the cpu engine; None for every core this process may use."""
     per_env_fields: tuple[str, ...] = DEFAULT_PER_ENV_FIELDS
@@ -117,6 +120,11 @@ class Scene:
             if sim.physics_dt <= 0:
                 raise RobolearnError(f"sim.physics_dt must be > 0, got {sim.physics_dt}")
             spec.option.timestep = sim.physics_dt
+        if sim.gravity is not None:
+            gravity = [float(g) for g in sim.gravity]
+            if len(gravity) != 3:
+                raise RobolearnError(f"sim.gravity must be 3 numbers (x, y, z), got {sim.gravity}")
+            spec.option.gravity = gravity
         self.engine: Engine = make_engine(
             compile_model(spec),
             cfg.num_envs,

@@ -8,6 +8,9 @@ Engines: ``cpu`` (MuJoCo's batch engine on a thread pool, float64), ``cuda`` (Mu
 on a GPU in a CUDA graph, float32), ``warp-cpu`` (MuJoCo Warp on warp's CPU device, for
 testing the GPU code path anywhere), and ``auto``: ``cuda`` when CUDA is available, else
 ``cpu``.
+
+MuJoCo's warnings (a diverged simulation, a full contact buffer) are rate-limited once an
+engine is made: see :mod:`robolearn.sim.messages`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import mujoco
 import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
+from robolearn.sim import messages
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
 from robolearn.sim.model import CONTACT_FORCE_SENSOR, ModelSource, compile_model, load_spec
 
@@ -89,6 +93,8 @@ def make_engine(
     name = resolve_engine(engine)
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise RobolearnError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    # Before anything steps: a diverging task would otherwise print a line per env per step.
+    messages.install()
     mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
     if name == "cpu":
         from robolearn.sim.cpu import CpuEngine

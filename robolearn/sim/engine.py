@@ -158,7 +158,8 @@ class Engine(abc.ABC):
         A write changes that env's physics from its next step. Only fields named in
         ``per_env_fields`` at construction have per-env values, on every engine alike.
         Fields derived from the model at compile time (such as ``body_subtreemass``) are
-        not updated by a write.
+        not updated by a write; after a write to mass or inertia fields call
+        :meth:`set_const`.
         """
         if name not in self.per_env_fields:
             raise RobolearnError(
@@ -172,6 +173,25 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def _bind_model_field(self, name: str) -> torch.Tensor:
         """The per-env view of a declared model field."""
+
+    def set_const(self, env_ids: EnvIds = None) -> None:
+        """Recompute what MuJoCo derives from mass and inertia, for ``env_ids`` (None: all).
+
+        Call it after writing ``body_mass``, ``body_inertia``, ``body_ipos``,
+        ``body_iquat`` or ``dof_armature`` through :meth:`model_field`. MuJoCo computes
+        subtree masses, inverse weights and, for bodies it treats as "simple" (a free body
+        with one geom, such as a box on the floor), the mass matrix itself once from these
+        fields: without this call such a body keeps its old mass (measured: a free box
+        whose ``body_mass`` doubled accelerated under a force as before). The state
+        (qpos, qvel, ...) is kept.
+        """
+        ids = self.env_ids(env_ids)
+        if ids.numel():
+            self._set_const(ids)
+
+    @abc.abstractmethod
+    def _set_const(self, env_ids: torch.Tensor) -> None:
+        """:meth:`set_const` for ``env_ids`` (sorted, unique, long, on device, not empty)."""
 
     def _check_per_env_field(self, name: str) -> None:
         value = getattr(self.model, name, None)
@@ -211,7 +231,8 @@ class Engine(abc.ABC):
         """(N,) bool: envs whose state diverged (NaN, inf or beyond MuJoCo's bound).
 
         On the cpu engine MuJoCo itself resets a diverged simulation inside the step and
-        warns; those envs are reported here too, once, by the next call.
+        warns; those envs are reported here too, by the next call (and again by the call
+        after each later step in which they diverge again).
         """
         # A comparison with NaN is False, so one test catches NaN, inf and huge values.
         qpos_ok = (self.qpos.abs() < MAX_STATE_VALUE).all(-1)

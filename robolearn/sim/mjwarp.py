@@ -183,3 +183,10 @@ class WarpEngine(Engine):
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))
+
+    def _set_const(self, env_ids: torch.Tensor) -> None:
+        # MuJoCo Warp recomputes its constants for every world at once (its state is
+        # restored afterwards); outside any captured graph, as it runs only when a
+        # mass or inertia was randomized
+        with self._wp.ScopedDevice(self.wp_device):
+            self._mjw.set_const(self.m, self.d)

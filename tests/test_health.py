@@ -1,0 +1,164 @@
+"""Training health (robolearn.rl.health) through the real runner and env: divergence share,
+the stop on unstable physics, and non-finite rollouts named by term."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from cli_helpers import robolearn
+
+from robolearn import mdp
+from robolearn.adapters import RslRlVecEnv
+from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+from robolearn.errors import RobolearnError
+from robolearn.managers import (
+    JointEffortActionCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from robolearn.registry import get_task
+from robolearn.rl import AgentCfg, PolicyCfg
+from robolearn.rl.runner import Runner
+from robolearn.scene import SceneCfg
+
+BIASED = str(Path(__file__).parent / "assets" / "biased_slider.xml")
+
+
+def _agent(steps: int = 8) -> AgentCfg:
+    return AgentCfg(
+        num_steps_per_env=steps,
+        save_interval=100,
+        policy=PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,)),
+    )
+
+
+def _runner(env: ManagerBasedRLEnv, run_dir: Path | None = None, steps: int = 8) -> Runner:
+    return Runner(RslRlVecEnv(env), _agent(steps).to_rsl_rl(), device="cpu", run_dir=run_dir)
+
+
+def _slider_env(num_envs: int) -> ManagerBasedRLEnv:
+    cfg = ManagerBasedRLEnvCfg(
+        scene=SceneCfg(model=BIASED, num_envs=num_envs),
+        decimation=2,
+        episode_length_s=10.0,
+        actions={"force": JointEffortActionCfg(actuators="slide")},
+        observations={
+            "policy": ObservationGroupCfg(
+                terms={
+                    "pos": ObservationTermCfg(func=mdp.joint_pos),
+                    "vel": ObservationTermCfg(func=mdp.joint_vel_rel),
+                }
+            )
+        },
+        rewards={"vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-1.0)},
+        terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
+    )
+    cfg.sim.engine = "cpu"
+    return ManagerBasedRLEnv(cfg)
+
+
+def test_the_diverged_share_is_logged_and_warned_about(tmp_path):
+    env = _slider_env(4)
+    # env 3's actuator pushes with 1e12 N: its physics diverges in every step
+    env.engine.model_field("actuator_biasprm")[3, 0, 0] = 1e12
+    lines: list[str] = []
+    runner = _runner(env, run_dir=tmp_path)
+    assert runner.learn(3, log=lines.append, init_at_random_ep_len=False) == "done"
+    rows = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
+    assert [r["Health/diverged_share"] for r in rows] == [0.25, 0.25, 0.25]
+    # a quarter is above the warning threshold (1%), below the stop (more than half)
+    warnings = [line for line in lines if line.startswith("WARNING: the physics diverged")]
+    assert len(warnings) == 1 and "25.0% of env steps in iteration 1" in warnings[0], lines
+
+
+def test_training_stops_when_most_envs_diverge_for_several_iterations(tmp_path):
+    env = _slider_env(4)
+    env.engine.model_field("actuator_biasprm")[1:, 0, 0] = 1e12  # 3 of 4 envs diverge
+    lines: list[str] = []
+    runner = _runner(env, run_dir=tmp_path)
+    with pytest.raises(RobolearnError, match=r"in each of iterations 1-3 \(75% in the last\)"):
+        runner.learn(10, log=lines.append, init_at_random_ep_len=False)
+    assert runner.iterations == 2  # stopped before the update of the third
+    assert sum("WARNING: the physics diverged" in line for line in lines) == 2
+    env.engine.model_field("actuator_biasprm")[1:, 0, 0] = 0.0  # fixed: training goes on
+    runner = _runner(env)
+    assert runner.learn(2, log=lines.append, init_at_random_ep_len=False) == "done"
+
+
+def test_a_diverging_task_exits_2_with_one_error_line_through_the_cli(tmp_path):
+    """cartpole under 1e12 g: every env diverges in every step. Before: exit 0 with reward 0
+    and 18k MuJoCo warnings on stderr in 3 iterations."""
+    out = robolearn(
+        "train",
+        "--task",
+        "cartpole_balance",
+        "--num_envs",
+        64,
+        "--max_iterations",
+        20,
+        "--log_root",
+        tmp_path,
+        "env.sim.gravity=[0,0,-1e12]",
+    )
+    assert out.returncode == 2, (out.stdout[-2000:], out.stderr[-2000:])
+    err = [line for line in out.stderr.splitlines() if line.strip()]
+    assert err[-1].startswith("robolearn: error: training stopped: the physics diverged"), err
+    assert "Traceback" not in out.stderr
+    # MuJoCo's warnings, rate-limited: the first, and one summary with the count
+    assert len(err) <= 3, err
+    assert "WARNING: the physics diverged in 100.0% of env steps in iteration 1" in out.stdout
+    assert "it 3/" not in out.stdout  # no update on garbage after the third iteration
+
+
+def _nan_for_env_1_after_3_steps(env) -> torch.Tensor:
+    """An observation term with a bug: NaN in env 1 once its episode is 3 steps old."""
+    value = env.scene.joint_vel.clone()
+    bad = (env.episode_length_buf >= 3) & (torch.arange(env.num_envs) == 1)
+    return torch.where(bad.unsqueeze(-1), torch.full_like(value, math.nan), value)
+
+
+def _cartpole(edit) -> ManagerBasedRLEnv:
+    cfg = get_task("cartpole_balance").make_env_cfg()
+    cfg.scene.num_envs = 4
+    cfg.sim.engine = "cpu"
+    cfg.events = {}
+    edit(cfg)
+    return ManagerBasedRLEnv(cfg)
+
+
+def test_a_nonfinite_observation_stops_training_naming_its_term():
+    def edit(cfg):
+        cfg.observations["policy"].terms["buggy"] = ObservationTermCfg(
+            func=_nan_for_env_1_after_3_steps
+        )
+
+    runner = _runner(_cartpole(edit))
+    with pytest.raises(RobolearnError) as error:
+        runner.learn(3, log=lambda _: None, init_at_random_ep_len=False)
+    message = str(error.value)
+    assert "observation group 'policy', term(s) observations.policy.buggy" in message, message
+    assert "env 1" in message and "before the update of iteration 1" in message
+    assert runner.iterations == 0
+
+
+def _sqrt_of_pole_angle(env) -> torch.Tensor:
+    """A reward term with a bug: the root of a number that turns negative."""
+    return env.scene.joint_pos[:, 1].sqrt()
+
+
+def test_a_nonfinite_reward_stops_training_naming_its_term():
+    def edit(cfg):
+        cfg.rewards["buggy"] = RewardTermCfg(func=_sqrt_of_pole_angle, weight=1.0)
+
+    env = _cartpole(edit)
+    env.engine.qpos[:, 1] = torch.tensor([0.1, -0.1, 0.1, -0.1], dtype=torch.float64)
+    env.scene.invalidate()
+    runner = _runner(env)
+    with pytest.raises(RobolearnError, match=r"non-finite rewards .* from reward term\(s\) buggy"):
+        runner.learn(3, log=lambda _: None, init_at_random_ep_len=False)
