@@ -9,6 +9,7 @@ configs and term functions. ``to_dict`` turns a tree into YAML-safe data (a func
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tempfile
 import types
@@ -45,10 +46,16 @@ def to_dict(obj: Any) -> Any:
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file and a rename: never half-written."""
+    """Write ``data`` to ``path`` through a temp file and a rename: never half-written.
+
+    The temp file is ``.<name>.<pid>.<random>.tmp`` beside ``path``: a process killed while
+    writing leaves it behind, and the pid tells a later process that its writer is gone.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp"
+    )
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         with os.fdopen(fd, "wb") as f:
@@ -81,14 +88,38 @@ def _children(node: Any) -> list[str]:
     return []
 
 
+def _number(text: str) -> int | float | None:
+    """A number as Python reads it (``3e-4``, ``1e4``, ``.5``, ``-2``, ``inf``), or None.
+
+    YAML 1.1 reads ``3e-4`` and ``1e4`` as strings (its floats need a dot), so a number
+    field also tries Python's own reading of the text.
+    """
+    text = text.strip().replace("_", "")
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def _coerce(value: Any, current: Any, path: str) -> Any:
     """``value`` (parsed YAML) converted to the type of ``current``, or an error."""
     if current is None or value is None:
         return value
+    numeric = isinstance(current, int | float) and not isinstance(current, bool)
+    if numeric and isinstance(value, str) and _number(value) is not None:
+        value = _number(value)
+    if isinstance(value, float) and math.isnan(value):
+        raise RobolearnError(f"{path} cannot be NaN")
     if isinstance(current, bool):
         if isinstance(value, bool):
             return value
     elif isinstance(current, int | float) and isinstance(value, int | float):
+        if isinstance(current, int) and isinstance(value, float) and not math.isfinite(value):
+            raise RobolearnError(f"{path} is an integer, got {value}")
         if isinstance(current, int) and isinstance(value, float) and not value.is_integer():
             raise RobolearnError(f"{path} is an integer, got {value}")
         return type(current)(value)
@@ -134,6 +165,10 @@ def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
     options = [a for a in typing.get_args(hint) if a is not type(None)]
     if value is None:
         return value
+    if isinstance(value, str) and (int in options or float in options):
+        value = _number(value) if _number(value) is not None else value
+    if isinstance(value, float) and math.isnan(value):
+        raise RobolearnError(f"{path} cannot be NaN")
     number = isinstance(value, int | float) and not isinstance(value, bool)
     checkable = True
     for option in options:
@@ -164,6 +199,22 @@ def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
     return value
 
 
+def _parse_value(text: str, current: Any, path: str) -> Any:
+    """The command-line text of an override as data: YAML (``2.0``, ``true``, ``[0, 1.5]``,
+    ``null``), except that a string field takes the text as written (YAML would turn
+    ``on`` into True and ``1e4`` into a number)."""
+    if isinstance(current, str) and text.strip() not in ("null", "~", ""):
+        stripped = text.strip()
+        if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
+            return stripped[1:-1]
+        return stripped
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        reason = str(exc).splitlines()[0]
+        raise RobolearnError(f"{path}: cannot parse {text!r} ({reason})") from exc
+
+
 def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None:
     """Set the leaf at dotted ``path`` under ``root`` from the string ``text``.
 
@@ -185,10 +236,7 @@ def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None
             raise RobolearnError(f"unknown config path {walked!r}{hint}{valid}")
         if i == len(parts) - 1:
             current = node[key] if isinstance(node, Mapping) else getattr(node, key)
-            try:
-                parsed = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise RobolearnError(f"{walked}: cannot parse {text!r}: {exc}") from exc
+            parsed = _parse_value(text, current, walked)
             if parsed is None and isinstance(node, Mapping):
                 # Isaac Lab's convention: a term (or a params key) set to None is removed
                 del node[key]

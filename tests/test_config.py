@@ -24,6 +24,38 @@ def test_override_by_dotted_path_converts_to_the_field_type():
     assert cfg.rewards["swing_height"].params["target_height"] == 0.12
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3e-4", 3e-4),
+        ("1e4", 1e4),
+        (".5", 0.5),
+        ("-2", -2.0),
+        ("inf", float("inf")),
+        ("1_000", 1e3),
+    ],
+)
+def test_numbers_parse_as_python_reads_them(text, expected):
+    """YAML 1.1 reads 3e-4 and 1e4 as strings; the README's own example uses 3e-4."""
+    agent = get_task("humanoid_walk").agent_cfg()
+    apply_override(agent, "algorithm.entropy_coef", text)
+    assert agent.algorithm.entropy_coef == expected
+    assert isinstance(agent.algorithm.entropy_coef, float)
+    apply_override(agent, "max_iterations", "1e4")
+    assert agent.max_iterations == 10_000 and isinstance(agent.max_iterations, int)
+    env = get_task("humanoid_walk").env_cfg()
+    apply_override(env, "sim.njmax", "2e2")  # a field that holds None: int | None
+    assert env.sim.njmax == 200
+
+
+def test_string_fields_take_the_text_as_written():
+    agent = get_task("humanoid_walk").agent_cfg()
+    apply_override(agent, "experiment_name", "on")  # YAML 1.1 would make it True
+    assert agent.experiment_name == "on"
+    apply_override(agent, "experiment_name", "'1e4'")
+    assert agent.experiment_name == "1e4"
+
+
 def test_unknown_path_names_the_valid_keys():
     cfg = get_task("humanoid_walk").env_cfg()
     with pytest.raises(
@@ -42,6 +74,10 @@ def test_unknown_path_names_the_valid_keys():
         # fields that hold None now are checked against their annotation (int | None)
         ("sim.nconmax", "lots", "is int or null"),
         ("sim.nthread", "1.5", "is int or null"),
+        ("rewards.track_lin_vel_xy.weight", ".nan", "cannot be NaN"),
+        ("rewards.track_lin_vel_xy.weight", "nan", "cannot be NaN"),
+        ("scene.num_envs", "inf", "is an integer"),
+        ("sim.njmax", "nan", "cannot be NaN"),
     ],
 )
 def test_bad_values_are_clear_errors(path, value, message):

@@ -265,6 +265,11 @@ def test_corrupted_checkpoint_is_a_clean_error(trained, tmp_path):
     other = tmp_path / "notes.pt"
     other.write_text("not a checkpoint")
     one_line_error(robolearn("export", "--checkpoint", other), "is corrupted")
+    # our marker, but not what a checkpoint holds
+    hollow = tmp_path / "hollow.pt"
+    torch.save({"format": "robolearn-checkpoint-1", "model": {}, "iterations": 3}, hollow)
+    one_line_error(robolearn("export", "--checkpoint", hollow), "lacks 'agent'")
+    one_line_error(robolearn("play", "--task", TASK, "--checkpoint", hollow), "lacks 'agent'")
 
 
 def test_checkpoint_loading_never_runs_code_from_the_file(tmp_path):
@@ -278,6 +283,11 @@ def test_checkpoint_loading_never_runs_code_from_the_file(tmp_path):
     torch.save({"format": "robolearn-checkpoint-1", "model": Payload()}, evil)
     with pytest.raises(RobolearnError, match="corrupted or not a robolearn checkpoint"):
         load_checkpoint(evil)
+    assert not marker.exists()
+    out = robolearn("export", "--checkpoint", evil)
+    one_line_error(out, "could run code")
+    # torch's own message suggests weights_only=False, which would run the payload
+    assert "weights_only" not in out.stderr
     assert not marker.exists()
 
 
@@ -317,12 +327,33 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
         (["--task", TASK, "env.sim.njmax=lots"], "env.sim.njmax is int or null"),
         (["--task", TASK, "agent.policy=null"], "agent.policy cannot be null"),
         (["--task", TASK, "--dist_timeout", "-1"], "--dist_timeout: must be > 0"),
+        (["--task", TASK, "agent.save_interval=0"], "agent.save_interval must be >= 1"),
+        (["--task", TASK, "agent.num_steps_per_env=0"], "agent.num_steps_per_env must be >= 1"),
+        (["--task", TASK, "agent.algorithm.learning_rate=.nan"], "cannot be NaN"),
+        (["--task", TASK, "agent.algorithm.learning_rate=inf"], "must be a finite number > 0"),
+        (["--task", TASK, "--seed", "99999999999999999999999"], "--seed: a seed is 0 to"),
+        (["--task", TASK, "env.seed=-1"], "the seed must be an integer from 0 to"),
+        (["--task", TASK, "env.sim.engine=bogus"], "unknown engine 'bogus'"),
+        (["--task", TASK, "agent.experiment_name=../../x"], "experiment_name '../../x' may only"),
+        (["--task", TASK, "agent.experiment_name=/tmp/x"], "experiment_name '/tmp/x' may only"),
+        (["--task", TASK, "agent.obs_groups.critic=[privileged]"], "names 'privileged'"),
+        (["--task", TASK, "agent.policy.activation=relux"], "is not one of elu"),
+        (
+            ["--task", TASK, "--num_envs", "1", "agent.num_steps_per_env=2"],
+            "num_mini_batches (4) exceeds the rollout's 2 samples",
+        ),
     ],
 )
 def test_train_errors_are_one_line_and_write_nothing(tmp_path, args, fragment):
     out = robolearn("train", *args, "--max_iterations", 1, "--log_root", tmp_path)
     one_line_error(out, fragment)
     assert not any(tmp_path.rglob("*")), "a failed command left files behind"
+
+
+def test_zero_iterations_is_an_error_not_a_misleading_success(tmp_path):
+    out = robolearn("train", "--task", TASK, "agent.max_iterations=0", "--log_root", tmp_path)
+    one_line_error(out, "agent.max_iterations must be >= 1")
+    assert not any(tmp_path.rglob("*"))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without a GPU")
@@ -335,26 +366,6 @@ def test_gpu_flags_without_a_gpu(tmp_path):
     one_line_error(out, "keeps its state in host memory")
     one_line_error(robolearn("train", "--task", TASK, "--device", "tpu"), "unknown device 'tpu'")
     assert not any(tmp_path.rglob("*"))
-
-
-def test_existing_run_folder_is_never_overwritten(tmp_path):
-    import datetime as dt
-
-    now = dt.datetime.now()
-    markers = []
-    for s in range(0, 40):  # every second the command could start in
-        stamp = (now + dt.timedelta(seconds=s)).strftime("%Y-%m-%d_%H-%M-%S")
-        folder = tmp_path / TASK / f"{stamp}_dup"
-        (folder / "params").mkdir(parents=True)
-        marker = folder / "keep.txt"
-        marker.write_text("precious")
-        markers.append(marker)
-    out = robolearn(
-        "train", "--task", TASK, "--run_name", "dup", "--max_iterations", 1, "--log_root", tmp_path
-    )
-    one_line_error(out, "already exists")
-    assert all(m.read_text() == "precious" for m in markers)
-    assert not list(tmp_path.rglob("model_*.pt"))
 
 
 def test_play_errors(tmp_path):

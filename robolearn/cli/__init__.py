@@ -8,6 +8,7 @@ and exit status 2; nothing is left half-written.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ from robolearn import __version__
 from robolearn.errors import RobolearnError
 
 EXIT_USAGE = 2
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,6 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"robolearn: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
+        if exc.errno in _DISK_ERRORS:
+            # a full or read-only disk: what was saved before is intact (atomic writes)
+            where = f" writing {exc.filename}" if exc.filename else ""
+            print(f"robolearn: error{where}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
         if exc.filename is None:  # not about a path the user gave: a real failure
             raise
         # an output folder that cannot be created or written, a file that cannot be read

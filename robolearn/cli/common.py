@@ -25,6 +25,18 @@ def positive_float(text: str) -> float:
     return value
 
 
+def seed(text: str) -> int:
+    from robolearn.rl.session import SEED_MAX
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"a seed is 0 to {SEED_MAX}, got {value}")
+    return value
+
+
 def port(text: str) -> int:
     try:
         value = int(text)

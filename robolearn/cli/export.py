@@ -14,9 +14,18 @@ def register(sub: argparse._SubParsersAction) -> None:
             "check ONNX against torch, and time one-observation inference on this CPU."
         ),
     )
-    p.add_argument("--checkpoint", required=True, help="path of a model_<iteration>.pt")
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        help="path of a model_<iteration>.pt, or 'pretrained' (with --task)",
+    )
     p.add_argument("--task", help="the task (default: the one the checkpoint names)")
-    p.add_argument("--output", help="output folder (default: <checkpoint folder>/exported)")
+    p.add_argument(
+        "--output",
+        help="output folder (default: <checkpoint folder>/exported; for a pretrained "
+        "checkpoint <log_root>/<task>/pretrained/exported)",
+    )
+    p.add_argument("--log_root", default="logs", help="where outputs of pretrained go")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -24,4 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from robolearn.rl.play import export
 
-    return export(args.checkpoint, args.task, args.output, as_json=args.json)
+    return export(
+        args.checkpoint, args.task, args.output, as_json=args.json, log_root=args.log_root
+    )

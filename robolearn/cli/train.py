@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, positive_float, positive_int
+from robolearn.cli.common import add_env_args, positive_float, positive_int, seed
 from robolearn.errors import RobolearnError
 
 
@@ -13,15 +13,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a policy",
         description=(
-            "Train a task with PPO. Writes logs/<task>/<time>_<run_name>/ with the resolved "
-            "configs, checkpoints, TensorBoard scalars and progress.jsonl. Ctrl-C or SIGTERM "
-            "saves a checkpoint and exits; --resume continues it."
+            "Train a task with PPO. Writes logs/<experiment_name>/<time>_<run_name>/ with the "
+            "resolved configs, checkpoints, TensorBoard scalars and progress.jsonl. Ctrl-C or "
+            "SIGTERM saves a checkpoint and exits; --resume continues it."
         ),
         epilog="overrides: env.<path>=<value> or agent.<path>=<value>, e.g. "
         "env.rewards.track_lin_vel_xy.weight=2.0 agent.algorithm.learning_rate=3e-4",
     )
     add_env_args(p)
-    p.add_argument("--seed", type=int, help="seed of the env and the policy (default: the task's)")
+    p.add_argument("--seed", type=seed, help="seed of the env and the policy (default: the task's)")
     p.add_argument(
         "--max_iterations",
         type=positive_int,

@@ -9,6 +9,7 @@ checkpoint from elsewhere cannot execute anything.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import pickle
@@ -22,13 +23,30 @@ from robolearn.config import write_atomic
 from robolearn.errors import RobolearnError
 
 FORMAT = "robolearn-checkpoint-1"
+REQUIRED_KEYS = ("model", "agent", "iterations")
+"""What every robolearn checkpoint holds: the policy's state, the agent config that shapes
+it, and the iterations it was trained for."""
+
+_FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 def save_checkpoint(path: str | os.PathLike, data: dict[str, Any]) -> None:
-    """Save ``data`` to ``path`` via a temp file and a rename: a crash leaves the old file."""
+    """Save ``data`` to ``path`` via a temp file and a rename: a crash leaves the old file.
+
+    A full or read-only disk is a RobolearnError naming the file; what was saved before
+    stays intact, as the failed write never replaced it.
+    """
     buffer = io.BytesIO()
     torch.save({"format": FORMAT, **data}, buffer)
-    write_atomic(path, buffer.getvalue())
+    try:
+        write_atomic(path, buffer.getvalue())
+    except OSError as exc:
+        if exc.errno not in _FULL_DISK:
+            raise
+        raise RobolearnError(
+            f"cannot save checkpoint {path}: {exc.strerror or exc}; "
+            "the checkpoints saved before it are intact"
+        ) from exc
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
@@ -51,10 +69,26 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     ) as exc:
         # A file that exists but does not load is truncated, damaged or not ours; torch
         # reports each kind of damage with a different exception.
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RobolearnError(
-            f"checkpoint {path} is corrupted or not a robolearn checkpoint ({first[:160]})"
+            f"checkpoint {path} is corrupted or not a robolearn checkpoint ({_reason(exc)})"
         ) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RobolearnError(f"{path} is not a robolearn checkpoint (no {FORMAT!r} marker)")
+    missing = [k for k in REQUIRED_KEYS if k not in data]
+    if missing:
+        raise RobolearnError(
+            f"checkpoint {path} is incomplete: it lacks {', '.join(map(repr, missing))}"
+        )
     return data
+
+
+def _reason(exc: BaseException) -> str:
+    """Why torch refused the file, in a few words; never torch's advice to load it with
+    ``weights_only=False``, which would run whatever code the file holds."""
+    if isinstance(exc, pickle.UnpicklingError) and "weights" in str(exc).lower():
+        return "it holds objects other than tensors and plain data; loading those could run code"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    if "weights_only" in first:
+        return type(exc).__name__
+    return first[:160]

@@ -6,8 +6,17 @@ user of Isaac Lab's or mjlab's rsl-rl configs recognises them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from robolearn.errors import RobolearnError
+
+ACTIVATIONS = (
+    "elu", "selu", "relu", "crelu", "lrelu", "tanh", "sigmoid", "softplus", "gelu", "swish",
+    "mish", "identity",
+)  # fmt: skip
+"""The activations rsl-rl's MLPs take."""
 
 
 @dataclass
@@ -78,6 +87,54 @@ class AgentCfg:
     """Network shapes and action noise."""
     logger: str = "tensorboard"
     """``tensorboard`` or ``wandb``."""
+
+    def validate(self) -> None:
+        """Raise RobolearnError (naming the field) for a value PPO cannot run with."""
+        a, p = self.algorithm, self.policy
+        for name, value in (
+            ("num_steps_per_env", self.num_steps_per_env),
+            ("max_iterations", self.max_iterations),
+            ("save_interval", self.save_interval),
+            ("algorithm.num_learning_epochs", a.num_learning_epochs),
+            ("algorithm.num_mini_batches", a.num_mini_batches),
+        ):
+            if value < 1:
+                raise RobolearnError(f"agent.{name} must be >= 1, got {value}")
+        for name, value, low, high in (
+            ("algorithm.learning_rate", a.learning_rate, 0.0, math.inf),
+            ("algorithm.desired_kl", a.desired_kl, 0.0, math.inf),
+            ("algorithm.clip_param", a.clip_param, 0.0, math.inf),
+            ("algorithm.max_grad_norm", a.max_grad_norm, 0.0, math.inf),
+            ("policy.init_noise_std", p.init_noise_std, 0.0, math.inf),
+        ):
+            if not (math.isfinite(value) and low < value < high):
+                raise RobolearnError(f"agent.{name} must be a finite number > 0, got {value}")
+        for name, value in (("algorithm.gamma", a.gamma), ("algorithm.lam", a.lam)):
+            if not 0.0 <= value <= 1.0:
+                raise RobolearnError(f"agent.{name} must be between 0 and 1, got {value}")
+        for name, value in (
+            ("algorithm.entropy_coef", a.entropy_coef),
+            ("algorithm.value_loss_coef", a.value_loss_coef),
+        ):
+            if not math.isfinite(value):
+                raise RobolearnError(f"agent.{name} must be finite, got {value}")
+        if a.schedule not in ("adaptive", "fixed"):
+            raise RobolearnError(
+                f"agent.algorithm.schedule must be adaptive or fixed, got {a.schedule!r}"
+            )
+        if p.activation.lower() not in ACTIVATIONS:
+            raise RobolearnError(
+                f"agent.policy.activation {p.activation!r} is not one of {', '.join(ACTIVATIONS)}"
+            )
+        for name in ("actor_hidden_dims", "critic_hidden_dims"):
+            dims = getattr(p, name)
+            if not dims or any(not isinstance(d, int) or d < 1 for d in dims):
+                raise RobolearnError(f"agent.policy.{name} must be widths >= 1, got {dims}")
+        if self.logger not in ("tensorboard", "wandb"):
+            raise RobolearnError(f"agent.logger must be tensorboard or wandb, got {self.logger!r}")
+        for role in ("actor", "critic"):
+            if not self.obs_groups.get(role):
+                raise RobolearnError(f"agent.obs_groups.{role} must name observation groups")
 
     def to_rsl_rl(self) -> dict[str, Any]:
         """The dict rsl-rl 5's OnPolicyRunner takes."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint
-from robolearn.rl.policy import find_checkpoint, load_for_env
+from robolearn.rl.policy import find_checkpoint, load_for_env, output_dir, pretrained_path
 from robolearn.rl.session import build_setup, resolve_device_engine
 
 
@@ -74,7 +74,10 @@ def play(opts: PlayOptions, log=print) -> int:
         out = (
             Path(opts.video_path)
             if opts.video_path
-            else path.parent / "videos" / "play" / f"{path.stem}.mp4"
+            else output_dir(path, opts.log_root, experiment)
+            / "videos"
+            / "play"
+            / f"{path.stem}.mp4"
         )
         write_mp4(out, recorder.frames, fps=1.0 / env.step_dt)
         metrics["video"] = str(out)
@@ -113,18 +116,29 @@ class _Clip:
 
 
 def export(
-    checkpoint: str, task: str | None, output: str | None, log=print, as_json: bool = False
+    checkpoint: str,
+    task: str | None,
+    output: str | None,
+    log=print,
+    as_json: bool = False,
+    log_root: str = "logs",
 ) -> int:
     from robolearn.rl.export import export_policy
 
-    path = Path(checkpoint)
+    if checkpoint == "pretrained":
+        if not task:
+            raise RobolearnError("--checkpoint pretrained needs --task")
+        path = pretrained_path(task)
+    else:
+        path = Path(checkpoint)
     data = load_checkpoint(path)
     task = task or data.get("task")
     if not task:
         raise RobolearnError(f"{path} does not name its task; pass --task")
-    env, _ = _env_for_checkpoint(task, data, [], num_envs=1, engine="cpu")
+    env, setup = _env_for_checkpoint(task, data, [], num_envs=1, engine="cpu")
     _, runner, _ = load_for_env(env, path)
-    out_dir = Path(output) if output else path.parent / "exported"
+    experiment = setup.agent_cfg.experiment_name
+    out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"
     report: dict[str, Any] = export_policy(runner, env, out_dir)
     if as_json:
         print(json.dumps(report))

@@ -41,8 +41,28 @@ def find_checkpoint(
         if not path.is_file():
             raise RobolearnError(f"checkpoint {checkpoint} does not exist")
         return path
-    run = resolve_run(Path(log_root), experiment, load_run)
+    run = resolve_run(Path(log_root), experiment, load_run, need_checkpoint=True)
     return resolve_checkpoint(run, None if checkpoint in (None, "latest") else checkpoint)
+
+
+def is_shipped(path: Path) -> bool:
+    """Whether ``path`` lies inside robolearn's installed package (a pretrained checkpoint):
+    nothing may be written beside it."""
+    import robolearn
+
+    package = Path(robolearn.__file__).resolve().parent
+    from robolearn.assets import ASSETS_DIR
+
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(p.resolve()) for p in (package, ASSETS_DIR))
+
+
+def output_dir(checkpoint: Path, log_root: str | Path, experiment: str) -> Path:
+    """Where outputs about ``checkpoint`` go (videos, exports): beside it in its run folder,
+    or ``<log_root>/<experiment>/pretrained/`` for a checkpoint shipped with robolearn."""
+    if is_shipped(checkpoint):
+        return Path(log_root) / experiment / "pretrained"
+    return checkpoint.parent
 
 
 def build_runner(env, data: dict):

@@ -23,8 +23,11 @@ from typing import Any
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
+from robolearn.config import write_atomic
+from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
+from robolearn.rl.health import TrainingHealth
 
 
 class StopRequest:
@@ -66,6 +69,13 @@ class EpisodeStats:
                 torch.as_tensor(value, dtype=torch.float32, device=self.device)
             )
 
+    def add_scalars(self, scalars: dict[str, float]) -> None:
+        """Values to log with the env's, averaged over the iteration like them."""
+        for key, value in scalars.items():
+            self._logs.setdefault(key, []).append(
+                torch.as_tensor(value, dtype=torch.float32, device=self.device)
+            )
+
     def pop(self) -> tuple[float, float, dict[str, float]]:
         """(mean return, mean length of episodes ended since the last pop, mean logs)."""
         ret, length, count = self._done_sums.tolist()
@@ -103,6 +113,9 @@ class Runner(OnPolicyRunner):
         self.meta = meta or {}
         self.iterations = 0
         self.env_steps = 0
+        self.wall_time = 0.0
+        """Seconds spent training in earlier sessions of this run (restored on resume)."""
+        self._session_start: float | None = None
         self.writer = None
         self.wandb_run = None
         self.stats = EpisodeStats(env.num_envs, env.device)
@@ -144,6 +157,7 @@ class Runner(OnPolicyRunner):
             "env_steps": self.env_steps,
             "model": self.alg.save(),
             "learning_rate": float(self.alg.learning_rate),
+            "wall_time": self._elapsed(),
             "rng": rng,
             **self.meta,
         }
@@ -172,6 +186,7 @@ class Runner(OnPolicyRunner):
         if training_state:
             self.iterations = int(data["iterations"])
             self.env_steps = int(data.get("env_steps", 0))
+            self.wall_time = float(data.get("wall_time", 0.0))
             self.alg.learning_rate = float(data["learning_rate"])
             for group in self.alg.optimizer.param_groups:
                 group["lr"] = self.alg.learning_rate
@@ -202,10 +217,17 @@ class Runner(OnPolicyRunner):
         self.alg.train_mode()
         if self.is_distributed:
             self.alg.broadcast_parameters()
-        self._open_writer()
         steps_per_it = self.cfg["num_steps_per_env"]
         start_it, wall_start = self.iterations, time.time()
+        self._session_start = wall_start
+        self._open_writer()
         distributed = self.monitor is not None
+        health = TrainingHealth(
+            env,
+            log=log,
+            check_nonfinite=self.cfg.get("check_for_nan", True),
+            any_rank=self.monitor.any_true if distributed else None,
+        )
         while self.iterations < max_iterations:
             if distributed:
                 # Ranks stop together, at the same iteration, whichever was signalled.
@@ -234,6 +256,14 @@ class Runner(OnPolicyRunner):
                     # Drop the unfinished rollout: the policy stays that of the last update.
                     break
                 self.alg.compute_returns(obs)
+                try:  # non-finite rollouts and unstable physics stop here, before the update
+                    health_scalars = health.after_rollout(
+                        self.alg.storage, self.iterations + 1, last_obs=obs
+                    )
+                except RobolearnError:
+                    self._close_writer()
+                    raise
+                self.stats.add_scalars(health_scalars)
             t1 = time.time()
             self._update_threads()
             losses = self.alg.update()
@@ -273,15 +303,22 @@ class Runner(OnPolicyRunner):
 
     # ---- logging ----------------------------------------------------------------------
 
+    def _elapsed(self) -> float:
+        """Training seconds of this run, earlier sessions included."""
+        start = self._session_start
+        return self.wall_time + (time.time() - start if start is not None else 0.0)
+
     def _open_writer(self) -> None:
         if self.run_dir is None or not self.is_main or self.writer is not None:
             return
         from torch.utils.tensorboard import SummaryWriter
 
-        # purge_step drops scalars a crashed run wrote past its last checkpoint.
-        self.writer = SummaryWriter(
-            log_dir=str(self.run_dir), purge_step=self.iterations, flush_secs=10
-        )
+        self._trim_progress()
+        # A run killed after its last checkpoint logged iterations that the resumed run
+        # logs again: purge_step drops TensorBoard's scalars from the first of them on
+        # (iterations done + 1; the scalar of the checkpoint's own iteration stays).
+        purge = self.iterations + 1 if self.iterations > 0 else None
+        self.writer = SummaryWriter(log_dir=str(self.run_dir), purge_step=purge, flush_secs=10)
         if self.cfg.get("logger") == "wandb":
             import wandb
 
@@ -332,11 +369,10 @@ class Runner(OnPolicyRunner):
             record = {
                 "iteration": it,
                 "env_steps": self.env_steps,
-                "wall_time": time.time() - wall_start,
+                "wall_time": self._elapsed(),
                 **scalars,
             }
-            with open(self.run_dir / "progress.jsonl", "a") as f:
-                f.write(json.dumps(record, allow_nan=True) + "\n")
+            self._append_progress(record)
         done = it - start_it
         elapsed = time.time() - wall_start
         eta = elapsed / max(done, 1) * (max_it - it)
@@ -345,6 +381,49 @@ class Runner(OnPolicyRunner):
             f"ep_len {mean_len:.0f}  lr {self.alg.learning_rate:.1e}  "
             f"elapsed {_hms(elapsed)}  ETA {_hms(eta)}"
         )
+
+    def _append_progress(self, record: dict[str, Any]) -> None:
+        line = json.dumps(_json_safe(record), allow_nan=False) + "\n"
+        try:
+            with open(self.run_dir / "progress.jsonl", "a") as f:
+                f.write(line)
+        except OSError as exc:
+            raise RobolearnError(
+                f"cannot write {self.run_dir / 'progress.jsonl'}: {exc.strerror or exc}"
+            ) from exc
+
+    def _trim_progress(self) -> None:
+        """Keep only the progress rows of iterations the checkpoint holds.
+
+        A run killed after its last checkpoint wrote rows for iterations that the resumed
+        run does again; without this they would appear twice (1..5, 4, 5, ...). The wall
+        time of a checkpoint that does not record it comes from its last row.
+        """
+        path = self.run_dir / "progress.jsonl"
+        if not path.is_file():
+            return
+        kept, last = [], None
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:  # a line cut short by the kill
+                continue
+            it = row.get("iteration") if isinstance(row, dict) else None
+            if isinstance(it, int) and it <= self.iterations:
+                kept.append(line)
+                last = row
+        if last is not None and not self.wall_time:
+            self.wall_time = float(last.get("wall_time") or 0.0)
+        text = "".join(line + "\n" for line in kept)
+        if text != path.read_text():
+            write_atomic(path, text.encode())
+
+
+def _json_safe(record: dict[str, Any]) -> dict[str, Any]:
+    """NaN and infinities as null: strict JSON parsers reject the bare tokens."""
+    return {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()
+    }
 
 
 def _hms(seconds: float) -> str:

@@ -1,6 +1,8 @@
 """Run folders and checkpoint files.
 
-A training run lives in ``<log_root>/<experiment>/<YYYY-MM-DD_HH-MM-SS>[_<run_name>]/``:
+A training run lives in ``<log_root>/<experiment>/<YYYY-MM-DD_HH-MM-SS>[.<k>][_<run_name>]/``
+(``.<k>`` only when runs started in the same second: a parallel seed sweep gets one folder
+per run, each created by exactly one process):
 
     params/env.yaml, params/agent.yaml   the resolved configs
     params/run.yaml                      task, overrides, seed, engine: how to rebuild it
@@ -14,26 +16,56 @@ A training run lives in ``<log_root>/<experiment>/<YYYY-MM-DD_HH-MM-SS>[_<run_na
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
 from pathlib import Path
 
 from robolearn.errors import RobolearnError
 
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
+_NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+_RUN_RE = re.compile(r"^(\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)(?:\.(\d+))?(?:_(.*))?$")
+# Temp files of checkpoint writes: write_atomic names them .<file>.<pid>.<random>.tmp
+_TEMP_RE = re.compile(r"^\.model_\d+\.pt\.(\d+)\.[^.]+\.tmp$")
 
 
-def new_run_dir(log_root: Path, experiment: str, run_name: str = "") -> Path:
-    """A fresh run folder path (not created); an existing one is an error, never reused."""
+def check_name(name: str, what: str) -> str:
+    """``name`` if it is a safe single folder name (no separator, not ``.``/``..``)."""
+    if not _NAME_RE.fullmatch(name) or name in (".", ".."):
+        raise RobolearnError(f"{what} {name!r} may only hold letters, digits, '.', '_' and '-'")
+    return name
+
+
+def create_run_dir(log_root: Path, experiment: str, run_name: str = "") -> Path:
+    """Create and return a new run folder; this process is the only one that created it.
+
+    The folder is made with an exclusive ``mkdir``: when another run took the same second's
+    name, the next free ``.<k>`` is used instead, so concurrent runs never share a folder
+    and an existing folder is never reused.
+    """
+    check_name(experiment, "experiment name")
+    if run_name:
+        check_name(run_name, "run name")
     stamp = _dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    name = f"{stamp}_{run_name}" if run_name else stamp
-    if run_name and not re.fullmatch(r"[A-Za-z0-9._-]+", run_name):
-        raise RobolearnError(
-            f"run name {run_name!r} may only hold letters, digits, '.', '_' and '-'"
-        )
-    path = log_root / experiment / name
-    if path.exists():
-        raise RobolearnError(f"run folder {path} already exists; choose another --run_name")
-    return path
+    parent = log_root / experiment
+    parent.mkdir(parents=True, exist_ok=True)
+    for k in range(1, 10_000):
+        name = stamp if k == 1 else f"{stamp}.{k}"
+        path = parent / (f"{name}_{run_name}" if run_name else name)
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RobolearnError(f"cannot find a free run folder name under {parent}")
+
+
+def _run_order(path: Path) -> tuple[str, int, str]:
+    """Start time, then the same-second counter, then the name."""
+    m = _RUN_RE.match(path.name)
+    if not m:
+        return (path.name, 0, "")
+    return (m.group(1), int(m.group(2) or 1), m.group(3) or "")
 
 
 def list_runs(log_root: Path, experiment: str) -> list[Path]:
@@ -41,7 +73,9 @@ def list_runs(log_root: Path, experiment: str) -> list[Path]:
     root = log_root / experiment
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / "params").is_dir())
+    return sorted(
+        (p for p in root.iterdir() if p.is_dir() and (p / "params").is_dir()), key=_run_order
+    )
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -54,22 +88,42 @@ def checkpoints(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def resolve_run(log_root: Path, experiment: str, load_run: str | None) -> Path:
-    """The run folder ``load_run`` names (a folder name, a regex, or a path), else the latest."""
+def _matches(pattern: str, name: str) -> bool:
+    """``name`` is ``pattern`` (a regex if it is one, else literal text)."""
+    try:
+        return re.fullmatch(pattern, name) is not None or name == pattern
+    except re.error:
+        return name == pattern
+
+
+def resolve_run(
+    log_root: Path, experiment: str, load_run: str | None, need_checkpoint: bool = False
+) -> Path:
+    """The run folder ``load_run`` names (a folder name, a regex, a run name, or a path),
+    else the latest; with ``need_checkpoint``, the latest of those that holds a checkpoint."""
     if load_run and Path(load_run).is_dir():
         return Path(load_run)
     runs = list_runs(log_root, experiment)
     if not runs:
         raise RobolearnError(f"no runs of {experiment!r} under {log_root / experiment}")
-    if not load_run:
-        return runs[-1]
-    matching = [
-        r for r in runs if re.fullmatch(load_run, r.name) or r.name.endswith(f"_{load_run}")
-    ]
-    if not matching:
-        names = ", ".join(r.name for r in runs[-5:])
-        raise RobolearnError(f"no run of {experiment!r} matches {load_run!r}; latest runs: {names}")
-    return matching[-1]
+    if load_run:
+        runs = [r for r in runs if _matches(load_run, r.name) or (_run_order(r)[2] == load_run)]
+        if not runs:
+            names = ", ".join(r.name for r in list_runs(log_root, experiment)[-5:])
+            raise RobolearnError(
+                f"no run of {experiment!r} matches {load_run!r}; latest runs: {names}"
+            )
+    if need_checkpoint:
+        saved = [r for r in runs if checkpoints(r)]
+        if not saved:
+            which = f"matching {load_run!r} " if load_run else ""
+            raise RobolearnError(
+                f"no run of {experiment!r} {which}has a checkpoint yet "
+                f"(newest: {runs[-1]}); a run saves model_<iteration>.pt every save_interval "
+                "iterations and when stopped"
+            )
+        return saved[-1]
+    return runs[-1]
 
 
 def resolve_checkpoint(run_dir: Path, checkpoint: str | None) -> Path:
@@ -80,7 +134,7 @@ def resolve_checkpoint(run_dir: Path, checkpoint: str | None) -> Path:
         path = Path(checkpoint)
         if path.is_file():
             return path
-        matching = [p for p in found if re.fullmatch(checkpoint, p.name) or p.name == checkpoint]
+        matching = [p for p in found if _matches(checkpoint, p.name)]
         if not matching:
             raise RobolearnError(
                 f"no checkpoint {checkpoint!r} in {run_dir}; there: "
@@ -90,3 +144,27 @@ def resolve_checkpoint(run_dir: Path, checkpoint: str | None) -> Path:
     if not found:
         raise RobolearnError(f"run {run_dir} has no checkpoint (model_<iteration>.pt)")
     return found[-1]
+
+
+def remove_stale_temp_files(run_dir: Path) -> list[Path]:
+    """Delete the temp files of checkpoint writes whose process is gone (killed mid-save);
+    a live process's temp file is left alone. Returns what was deleted."""
+    removed = []
+    for path in run_dir.glob(".model_*.tmp"):
+        m = _TEMP_RE.match(path.name)
+        if m and not _alive(int(m.group(1))):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True

@@ -15,17 +15,24 @@ from robolearn.config import apply_override, parse_overrides
 from robolearn.errors import RobolearnError
 from robolearn.registry import TaskSpec, get_task
 from robolearn.rl.config import AgentCfg
+from robolearn.rl.runs import check_name
+from robolearn.sim import resolve_engine
 
 DEVICES_HELP = "auto, cpu, cuda or cuda:N"
 
 
-def resolve_device_engine(device: str, engine: str | None) -> str:
+SEED_MAX = 2**32 - 1
+"""Seeds are 0 to 2**32 - 1: what every random generator a user may bring accepts."""
+
+
+def resolve_device_engine(device: str, engine: str | None) -> str | None:
     """The engine to run, from ``--device`` and ``--engine``: the policy runs on the engine's
-    device, so the two must agree."""
+    device, so the two must agree. None when neither flag chose one: the task's config
+    (``env.sim.engine``, ``auto`` unless overridden) decides."""
     if device not in ("auto", "cpu") and not device.startswith("cuda"):
         raise RobolearnError(f"unknown device {device!r}; valid: {DEVICES_HELP}")
     if engine is None:
-        return {"auto": "auto", "cpu": "cpu"}.get(device, device)
+        return {"auto": None, "cpu": "cpu"}.get(device, device)
     on_gpu = engine.startswith("cuda")
     if device == "cpu" and on_gpu:
         raise RobolearnError("--device cpu with --engine cuda: policy and physics share one device")
@@ -88,15 +95,41 @@ def build_setup(
         env_cfg.scene.num_envs = num_envs
     if engine is not None:
         env_cfg.sim.engine = engine
+    resolve_engine(env_cfg.sim.engine)  # an unknown or unavailable engine fails here, early
     if seed is not None:
         env_cfg.seed = seed
+    if not isinstance(env_cfg.seed, int) or not 0 <= env_cfg.seed <= SEED_MAX:
+        raise RobolearnError(
+            f"the seed must be an integer from 0 to {SEED_MAX}, got {env_cfg.seed}"
+        )
     if max_iterations is not None:
         if max_iterations < 1:
             raise RobolearnError(f"--max_iterations must be >= 1, got {max_iterations}")
         agent_cfg.max_iterations = max_iterations
     if not agent_cfg.experiment_name:
         agent_cfg.experiment_name = spec.name
+    check_name(agent_cfg.experiment_name, "agent.experiment_name")
+    agent_cfg.validate()
+    _check_agent_fits_env(agent_cfg, env_cfg)
     return Setup(spec, env_cfg, agent_cfg, list(overrides))
+
+
+def _check_agent_fits_env(agent_cfg: AgentCfg, env_cfg: Any) -> None:
+    """The agent reads observation groups the task has, in batches the rollout can fill."""
+    groups = list(env_cfg.observations)
+    for role, names in agent_cfg.obs_groups.items():
+        unknown = [n for n in names if n not in groups]
+        if unknown:
+            raise RobolearnError(
+                f"agent.obs_groups.{role} names {', '.join(map(repr, unknown))}; "
+                f"the task's observation groups: {', '.join(groups)}"
+            )
+    batch = env_cfg.scene.num_envs * agent_cfg.num_steps_per_env
+    if agent_cfg.algorithm.num_mini_batches > batch:
+        raise RobolearnError(
+            f"agent.algorithm.num_mini_batches ({agent_cfg.algorithm.num_mini_batches}) exceeds "
+            f"the rollout's {batch} samples (num_envs x num_steps_per_env)"
+        )
 
 
 def versions() -> dict[str, Any]:
@@ -118,23 +151,33 @@ def versions() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             out[dist] = None
     out["cuda"] = torch.version.cuda if torch.cuda.is_available() else None
-    root = Path(__file__).resolve().parents[2]
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        if commit.returncode == 0:
-            status = subprocess.run(
-                ["git", "-C", str(root), "status", "--porcelain"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-            )
-            out["git_commit"] = commit.stdout.strip()
-            out["git_dirty"] = bool(status.stdout.strip())
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    out.update(_git_state(Path(__file__).resolve().parents[2]))
     return out
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _git_state(root: Path) -> dict[str, Any]:
+    """The commit and dirtiness of robolearn's own checkout; nothing for an installed copy.
+
+    ``root`` is the folder above the robolearn package. Only when it is the top of a git
+    checkout is that checkout robolearn's: an installed robolearn sits in site-packages,
+    and a virtual environment inside a user's repository would otherwise record the
+    user's commit as robolearn's.
+    """
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != root:
+        return {}
+    commit = _git(root, "rev-parse", "HEAD")
+    status = _git(root, "status", "--porcelain")
+    if commit is None or status is None:
+        return {}
+    return {"git_commit": commit, "git_dirty": bool(status)}

@@ -7,7 +7,6 @@ import dataclasses
 import shutil
 import signal
 from pathlib import Path
-from typing import Any
 
 from robolearn.config import save_yaml
 from robolearn.errors import RobolearnError
@@ -15,7 +14,12 @@ from robolearn.rl import distributed
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.distributed import SINGLE
 from robolearn.rl.runner import Runner, StopRequest
-from robolearn.rl.runs import new_run_dir, resolve_checkpoint, resolve_run
+from robolearn.rl.runs import (
+    create_run_dir,
+    remove_stale_temp_files,
+    resolve_checkpoint,
+    resolve_run,
+)
 from robolearn.rl.session import build_setup, resolve_device_engine, versions
 
 
@@ -61,6 +65,16 @@ def train(opts: TrainOptions, log=print) -> int:
     if opts.logger not in ("tensorboard", "wandb"):
         raise RobolearnError(f"unknown logger {opts.logger!r}; valid: tensorboard, wandb")
     engine = resolve_device_engine(opts.device, opts.engine)
+    # Every flag and override is checked before a process group starts or a file is written.
+    checked = build_setup(
+        opts.task,
+        list(opts.overrides),
+        num_envs=opts.num_envs,
+        engine=engine,
+        seed=opts.seed,
+        max_iterations=opts.max_iterations,
+    )
+    engine = checked.env_cfg.sim.engine
     info, monitor, threads = SINGLE, None, None
     if opts.distributed:
         info, engine, threads = distributed.initialize(
@@ -70,7 +84,7 @@ def train(opts: TrainOptions, log=print) -> int:
         if not info.is_main:
             log = _silent
     try:
-        return _train(opts, engine, info, monitor, threads, log)
+        return _train(opts, checked.agent_cfg.experiment_name, engine, info, monitor, threads, log)
     except distributed.RankError as exc:
         raise RobolearnError(f"rank {info.rank}: the job cannot continue: {exc}") from exc
     finally:
@@ -81,32 +95,73 @@ def _silent(*_args, **_kwargs) -> None:
     """Logging of ranks other than 0."""
 
 
-def _train(opts: TrainOptions, engine: str, info, monitor, threads, log) -> int:
+@dataclasses.dataclass
+class _RunFolder:
+    """The folder a run writes to, and what this process created (and alone may delete)."""
+
+    path: Path
+    checkpoint: Path | None = None
+    created: list[Path] = dataclasses.field(default_factory=list)
+    note: str = ""
+
+    def discard_if_empty(self) -> None:
+        """After a failure before the first checkpoint: remove the folders this process
+        made, so a failed command leaves nothing behind; a resumed run's folder stays."""
+        if not self.created or any(self.path.glob("model_*.pt")):
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        for parent in self.created[1:]:
+            with contextlib.suppress(OSError):
+                parent.rmdir()  # only if still empty: another run may have started there
+
+
+def _pick_run_folder(opts: TrainOptions, experiment: str) -> _RunFolder:
+    """A new run folder (created now, by this process only), or the run to resume."""
     log_root = Path(opts.log_root)
-    resume_data: dict[str, Any] | None = None
-    overrides = list(opts.overrides)
-    experiment = build_setup(opts.task, overrides).agent_cfg.experiment_name
+    if not opts.resume:
+        parents = [p for p in (log_root / experiment, log_root) if not p.exists()]
+        path = create_run_dir(log_root, experiment, opts.run_name)
+        return _RunFolder(path, created=[path, *parents])
+    newest = resolve_run(log_root, experiment, opts.load_run)
+    run_dir = resolve_run(log_root, experiment, opts.load_run, need_checkpoint=True)
+    note = ""
+    if run_dir != newest:
+        note = f"the newest run {newest.name} has no checkpoint; "
+    removed = remove_stale_temp_files(run_dir)
+    if removed:
+        note += f"removed {len(removed)} unfinished checkpoint write(s) of a killed run; "
+    return _RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
+
+
+def _train(opts: TrainOptions, experiment: str, engine: str, info, monitor, threads, log) -> int:
     # Rank 0 picks the run folder (a new one, or the one to resume) and tells the others.
-    run_dir, ckpt, problem = None, None, None
+    folder, problem = None, None
     if info.is_main:
         try:
-            if opts.resume:
-                run_dir = resolve_run(log_root, experiment, opts.load_run)
-                ckpt = resolve_checkpoint(run_dir, opts.checkpoint)
-            else:
-                run_dir = new_run_dir(log_root, experiment, opts.run_name)
+            folder = _pick_run_folder(opts, experiment)
         except RobolearnError as exc:
             problem = str(exc)
     if monitor is not None:
-        run_dir, ckpt, problem = monitor.broadcast_object((run_dir, ckpt, problem))
+        folder, problem = monitor.broadcast_object((folder, problem))
     if problem:
         raise RobolearnError(problem)
-    seed, num_envs = opts.seed, opts.num_envs
+    try:
+        return _train_in(opts, folder, engine, info, monitor, threads, log)
+    except BaseException:
+        if info.is_main:
+            folder.discard_if_empty()
+        raise
+
+
+def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, threads, log) -> int:
+    run_dir, resume_data = folder.path, None
+    overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
     if opts.resume:
-        resume_data = load_checkpoint(ckpt)
+        resume_data = load_checkpoint(folder.checkpoint)
         if resume_data.get("task") != opts.task:
             raise RobolearnError(
-                f"{ckpt} is a checkpoint of {resume_data.get('task')!r}, not {opts.task!r}"
+                f"{folder.checkpoint} is a checkpoint of {resume_data.get('task')!r}, "
+                f"not {opts.task!r}"
             )
         # The run continues with the overrides it started with; new ones apply on top.
         overrides = list(resume_data.get("overrides", [])) + overrides
@@ -122,6 +177,12 @@ def _train(opts: TrainOptions, engine: str, info, monitor, threads, log) -> int:
     )
     agent_cfg = setup.agent_cfg
     agent_cfg.logger = opts.logger
+    if resume_data is not None and agent_cfg.max_iterations <= int(resume_data["iterations"]):
+        done = int(resume_data["iterations"])
+        raise RobolearnError(
+            f"{folder.checkpoint.name} has {done} iterations done, and max_iterations is "
+            f"{agent_cfg.max_iterations}: nothing to train; pass --max_iterations above {done}"
+        )
     if opts.logger == "wandb":
         _check_wandb()
     base_seed = setup.env_cfg.seed
@@ -133,69 +194,54 @@ def _train(opts: TrainOptions, engine: str, info, monitor, threads, log) -> int:
     from robolearn.env import ManagerBasedRLEnv
 
     env = ManagerBasedRLEnv(setup.env_cfg)
-    vec = RslRlVecEnv(env)
-    meta = {
+    run_info = {
         "task": opts.task,
         "overrides": setup.overrides,
         "seed": base_seed,
         "num_envs": env.num_envs,
         "world_size": info.world_size,
-        "agent": agent_cfg.to_rsl_rl(),
-        "robolearn_version": versions().get("robolearn"),
     }
     runner = Runner(
-        vec,
+        RslRlVecEnv(env),
         agent_cfg.to_rsl_rl(),
         device=str(env.device),
         run_dir=run_dir if info.is_main else None,
-        meta=meta,
+        meta={
+            **run_info,
+            "agent": agent_cfg.to_rsl_rl(),
+            "robolearn_version": versions().get("robolearn"),
+        },
         dist_info=info,
         monitor=monitor,
     )
     if resume_data is not None:
         runner.restore(resume_data)
-        log(f"resuming {run_dir} from {ckpt.name} ({runner.iterations} iterations done)")
-    created = info.is_main and not opts.resume
-    try:
-        if created:
-            run_dir.mkdir(parents=True)
-            params = run_dir / "params"
-            save_yaml(setup.env_cfg, params / "env.yaml")
-            save_yaml(agent_cfg, params / "agent.yaml")
-            save_yaml(
-                {
-                    "task": opts.task,
-                    "overrides": setup.overrides,
-                    "seed": base_seed,
-                    "num_envs": env.num_envs,
-                    "engine": env.engine.name,
-                    "world_size": info.world_size,
-                },
-                params / "run.yaml",
-            )
-            save_yaml(versions(), params / "versions.yaml")
-        where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
         log(
-            f"training {opts.task}: {env.num_envs} envs{where} on {env.engine.name} "
-            f"({env.device}), run folder {run_dir}"
+            f"{folder.note}resuming {run_dir} from {folder.checkpoint.name} "
+            f"({runner.iterations} iterations done)"
         )
-        recorder = _video_recorder(opts, env, run_dir) if opts.video and info.is_main else None
-        stop = StopRequest()
-        with stop_on_signals(stop):
-            try:
-                outcome = runner.learn(
-                    agent_cfg.max_iterations, stop=stop, on_step=recorder, log=log
-                )
-            except RuntimeError as exc:
-                if monitor is None or isinstance(exc, distributed.RankError):
-                    raise
-                raise monitor.explain(exc) from exc
-        if recorder is not None:
-            recorder.close()
-    except BaseException:
-        if created and not any(run_dir.glob("model_*.pt")):
-            shutil.rmtree(run_dir, ignore_errors=True)  # nothing worth keeping was written
-        raise
+    elif info.is_main:
+        params = run_dir / "params"
+        save_yaml(setup.env_cfg, params / "env.yaml")
+        save_yaml(agent_cfg, params / "agent.yaml")
+        save_yaml({**run_info, "engine": env.engine.name}, params / "run.yaml")
+        save_yaml(versions(), params / "versions.yaml")
+    where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
+    log(
+        f"training {opts.task}: {env.num_envs} envs{where} on {env.engine.name} "
+        f"({env.device}), run folder {run_dir}"
+    )
+    recorder = _video_recorder(opts, env, run_dir) if opts.video and info.is_main else None
+    stop = StopRequest()
+    with stop_on_signals(stop):
+        try:
+            outcome = runner.learn(agent_cfg.max_iterations, stop=stop, on_step=recorder, log=log)
+        except RuntimeError as exc:
+            if monitor is None or isinstance(exc, distributed.RankError):
+                raise
+            raise monitor.explain(exc) from exc
+    if recorder is not None:
+        recorder.close()
     if info.enabled:
         log(f"policy parameters identical on all {info.world_size} ranks")
     if outcome == "done":
