@@ -25,7 +25,7 @@ from robolearn.assets import asset_path
 
 from robolearn.rl.session import build_setup
 from robolearn.sim import compile_model, make_engine
-from robolearn.sim.cpu import available_cores
+from robolearn.threads import available_cores
 
 FIELDS = (
     "qpos",

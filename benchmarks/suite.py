@@ -27,7 +27,7 @@ from mujoco import batch as mjbatch
 
 from robolearn.rl.bench import run_bench
 from robolearn.sim import make_engine
-from robolearn.sim.cpu import available_cores
+from robolearn.threads import available_cores
 
 
 def bare_batch(model: mujoco.MjModel, num_envs: int, nstep: int, seconds: float, ctrl_fn) -> float:

@@ -5,11 +5,21 @@ state reaches torch as views of the engine's memory. See README.md for the layou
 """
 
 import os as _os
+import sys as _sys
 
 # MuJoCo picks its OpenGL backend when it is imported. Without a display, offscreen frames
 # (videos, the web viewer) need EGL; choose it unless the user chose otherwise.
 if "MUJOCO_GL" not in _os.environ and not _os.environ.get("DISPLAY"):
     _os.environ["MUJOCO_GL"] = "egl"
+
+# torch's OpenMP threads spin while they wait for each other at the end of a parallel op. On
+# a machine shared with other processes, a spinning thread holds a core that the thread
+# everyone waits for needs: on 2 cores beside 2 busy processes, humanoid_walk's PPO update
+# took 4-10x its idle time across runs (the fair share is 2x). A short spin before sleeping
+# keeps the idle speed and makes it ~2.6x (BENCHMARKS.md, "Training on a busy machine"). libgomp (torch's OpenMP on Linux) reads this once, when
+# torch loads it; a user's own OpenMP setting wins.
+if "torch" not in _sys.modules and not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(_os.environ):
+    _os.environ["GOMP_SPINCOUNT"] = "10000"
 
 from robolearn.errors import RobolearnError
 

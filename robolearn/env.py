@@ -22,7 +22,6 @@ and ``Metrics/*`` means (its terms read a state that was garbage).
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 
@@ -46,6 +45,7 @@ from robolearn.managers import (
     TerminationTermCfg,
 )
 from robolearn.scene import Scene, SceneCfg, SimCfg
+from robolearn.threads import single_threaded
 
 
 @dataclass
@@ -88,8 +88,10 @@ class ManagerBasedRLEnv:
     def __init__(self, cfg: ManagerBasedRLEnvCfg) -> None:
         if not isinstance(cfg.decimation, int) or cfg.decimation < 1:
             raise RobolearnError(f"decimation must be an integer >= 1, got {cfg.decimation!r}")
-        if not cfg.episode_length_s > 0:
-            raise RobolearnError(f"episode_length_s must be > 0, got {cfg.episode_length_s}")
+        if not 0 < cfg.episode_length_s < math.inf:
+            raise RobolearnError(
+                f"episode_length_s must be a finite number > 0, got {cfg.episode_length_s}"
+            )
         self.cfg = cfg
         torch.manual_seed(cfg.seed)
         self.scene = Scene(cfg.scene, cfg.sim)
@@ -144,27 +146,9 @@ class ManagerBasedRLEnv:
             (N,) float32; terminated and time_outs (N,) bool; extras["log"] holds episode
             statistics of the envs that reset in this step.
         """
-        with self._torch_threads():
+        # torch on one thread while MuJoCo's batch holds the cores (robolearn.threads)
+        with single_threaded(self.device):
             return self._step(action)
-
-    @contextlib.contextmanager
-    def _torch_threads(self):
-        """On the cpu engine, torch runs single-threaded inside the step.
-
-        MuJoCo's batch keeps every core busy; torch's OpenMP threads, which spin for a while
-        after each parallel op, would take those cores between the many small tensor ops of
-        the managers (measured: 25-30% of a humanoid step outside the engine with 2 torch
-        threads, 12% with 1). The caller's setting is restored on return.
-        """
-        threads = torch.get_num_threads()
-        if self.device.type != "cpu" or threads == 1:
-            yield
-            return
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(threads)
 
     def _step(self, action: torch.Tensor):
         self.action_manager.process_action(action.to(self.device))
@@ -241,7 +225,7 @@ class ManagerBasedRLEnv:
         if seed is not None:
             torch.manual_seed(seed)
         self.extras = {"log": {}}
-        with self._torch_threads():
+        with single_threaded(self.device):
             self._reset_envs(self.all_env_ids)
             self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, self.extras

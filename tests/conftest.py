@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
-import torch
+
+import robolearn  # noqa: F401 - before torch: robolearn's OpenMP wait policy, as the CLI has
+
+import torch  # isort: skip
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -40,3 +44,40 @@ def stand_state(engine) -> tuple[torch.Tensor, torch.Tensor]:
         torch.as_tensor(key.qpos, dtype=engine.dtype, device=engine.device),
         torch.as_tensor(key.ctrl, dtype=engine.dtype, device=engine.device),
     )
+
+
+TEST_ASSETS = Path(__file__).parent / "assets"
+
+
+def slider_task_cfg(model: str, num_envs: int):
+    """A one-joint task on a test slider MJCF: effort action, joint position and velocity
+    observed, velocity penalized, time-outs only, on the cpu engine."""
+    from robolearn import mdp
+    from robolearn.env import ManagerBasedRLEnvCfg
+    from robolearn.managers import (
+        JointEffortActionCfg,
+        ObservationGroupCfg,
+        ObservationTermCfg,
+        RewardTermCfg,
+        TerminationTermCfg,
+    )
+    from robolearn.scene import SceneCfg
+
+    cfg = ManagerBasedRLEnvCfg(
+        scene=SceneCfg(model=str(TEST_ASSETS / model), num_envs=num_envs),
+        decimation=2,
+        episode_length_s=10.0,
+        actions={"force": JointEffortActionCfg(actuators="slide")},
+        observations={
+            "policy": ObservationGroupCfg(
+                terms={
+                    "pos": ObservationTermCfg(func=mdp.joint_pos),
+                    "vel": ObservationTermCfg(func=mdp.joint_vel_rel),
+                }
+            )
+        },
+        rewards={"vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-1.0)},
+        terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
+    )
+    cfg.sim.engine = "cpu"
+    return cfg

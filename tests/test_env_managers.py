@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import slider_task_cfg
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
@@ -23,7 +24,6 @@ from robolearn.managers import (
     JointEffortActionCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
-    RewardTermCfg,
     TerminationTermCfg,
     UniformVelocityCommand,
     UniformVelocityCommandCfg,
@@ -31,9 +31,7 @@ from robolearn.managers import (
 )
 from robolearn.math import yaw_from_quat
 from robolearn.registry import get_task
-from robolearn.scene import SceneCfg
 
-EXPLODING = str(Path(__file__).parent / "assets" / "exploding_slider.xml")
 BIASED = str(Path(__file__).parent / "assets" / "biased_slider.xml")
 
 
@@ -170,24 +168,7 @@ def test_logged_reward_sums_equal_the_sum_of_step_rewards():
 
 
 def _exploding_cfg(num_envs: int) -> ManagerBasedRLEnvCfg:
-    cfg = ManagerBasedRLEnvCfg(
-        scene=SceneCfg(model=EXPLODING, num_envs=num_envs),
-        decimation=2,
-        episode_length_s=10.0,
-        actions={"force": JointEffortActionCfg(actuators="slide")},
-        observations={
-            "policy": ObservationGroupCfg(
-                terms={
-                    "pos": ObservationTermCfg(func=mdp.joint_pos),
-                    "vel": ObservationTermCfg(func=mdp.joint_vel_rel),
-                }
-            )
-        },
-        rewards={"vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-1.0)},
-        terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
-    )
-    cfg.sim.engine = "cpu"
-    return cfg
+    return slider_task_cfg("exploding_slider.xml", num_envs)
 
 
 def test_nonfinite_guard_resets_only_the_exploding_env():

@@ -10,24 +10,18 @@ from pathlib import Path
 import pytest
 import torch
 from cli_helpers import robolearn
+from conftest import slider_task_cfg
 
-from robolearn import mdp
 from robolearn.adapters import RslRlVecEnv
-from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import (
-    JointEffortActionCfg,
-    ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
-    TerminationTermCfg,
 )
 from robolearn.registry import get_task
 from robolearn.rl import AgentCfg, PolicyCfg
 from robolearn.rl.runner import Runner
-from robolearn.scene import SceneCfg
-
-BIASED = str(Path(__file__).parent / "assets" / "biased_slider.xml")
 
 
 def _agent(steps: int = 8) -> AgentCfg:
@@ -43,24 +37,7 @@ def _runner(env: ManagerBasedRLEnv, run_dir: Path | None = None, steps: int = 8)
 
 
 def _slider_env(num_envs: int) -> ManagerBasedRLEnv:
-    cfg = ManagerBasedRLEnvCfg(
-        scene=SceneCfg(model=BIASED, num_envs=num_envs),
-        decimation=2,
-        episode_length_s=10.0,
-        actions={"force": JointEffortActionCfg(actuators="slide")},
-        observations={
-            "policy": ObservationGroupCfg(
-                terms={
-                    "pos": ObservationTermCfg(func=mdp.joint_pos),
-                    "vel": ObservationTermCfg(func=mdp.joint_vel_rel),
-                }
-            )
-        },
-        rewards={"vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-1.0)},
-        terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
-    )
-    cfg.sim.engine = "cpu"
-    return ManagerBasedRLEnv(cfg)
+    return ManagerBasedRLEnv(slider_task_cfg("biased_slider.xml", num_envs))
 
 
 def test_the_diverged_share_is_logged_and_warned_about(tmp_path):

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from robolearn.rl.session import build_setup
+from robolearn.threads import single_threaded
 
 
 def _rate(fn, seconds: float, per_call: int) -> float:
@@ -78,27 +79,24 @@ def run_bench(
     from robolearn.rl.policy import act
 
     physics, env_rate, infer_rate = [], [], []
-    threads = torch.get_num_threads()
-    if env.device.type == "cpu":
-        torch.set_num_threads(1)  # as the training loop does while MuJoCo steps
-    for _ in range(rounds):
-        env.reset()
-        engine_time[0], env_time, policy_time, steps = 0.0, 0.0, 0.0, 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            t0 = time.perf_counter()
-            actions = act(policy, env.obs_buf, n)
-            sync()
-            t1 = time.perf_counter()
-            env.step(actions)
-            sync()
-            env_time += time.perf_counter() - t1
-            policy_time += t1 - t0
-            steps += 1
-        physics.append(steps * n * dec / engine_time[0])
-        env_rate.append(steps * n / env_time)
-        infer_rate.append(steps * n / (env_time + policy_time))
-    torch.set_num_threads(threads)
+    with single_threaded(env.device):  # as the training loop's rollout
+        for _ in range(rounds):
+            env.reset()
+            engine_time[0], env_time, policy_time, steps = 0.0, 0.0, 0.0, 0
+            start = time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                t0 = time.perf_counter()
+                actions = act(policy, env.obs_buf, n)
+                sync()
+                t1 = time.perf_counter()
+                env.step(actions)
+                sync()
+                env_time += time.perf_counter() - t1
+                policy_time += t1 - t0
+                steps += 1
+            physics.append(steps * n * dec / engine_time[0])
+            env_rate.append(steps * n / env_time)
+            infer_rate.append(steps * n / (env_time + policy_time))
     e.step, e.reset, e.forward_envs = step, reset, forward_envs
 
     # Training: the runner's own loop, timed per iteration (the first one warms up).

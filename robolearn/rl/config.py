@@ -87,6 +87,9 @@ class AgentCfg:
     """Network shapes and action noise."""
     logger: str = "tensorboard"
     """``tensorboard`` or ``wandb``."""
+    check_for_nan: bool = True
+    """Check each rollout's observations and rewards for NaN and inf before the update, and
+    stop naming the term that produced them (about 3 ms per iteration at 4096 envs)."""
 
     def validate(self) -> None:
         """Raise RobolearnError (naming the field) for a value PPO cannot run with."""
@@ -176,5 +179,5 @@ class AgentCfg:
             "actor": model(p.actor_hidden_dims, stochastic=True),
             "critic": model(p.critic_hidden_dims, stochastic=False),
             "logger": self.logger,
-            "check_for_nan": True,
+            "check_for_nan": self.check_for_nan,
         }

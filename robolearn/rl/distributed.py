@@ -21,6 +21,7 @@ import torch
 import torch.distributed as dist
 
 from robolearn.errors import RobolearnError
+from robolearn.threads import available_cores
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,6 @@ def initialize(info: DistInfo, engine: str, timeout_s: float) -> tuple[DistInfo,
     else:
         backend = "gloo"
         engine = "cpu" if engine == "auto" else engine
-        from robolearn.sim.cpu import available_cores
-
         threads = max(1, available_cores() // info.local_world_size)
         torch.set_num_threads(threads)
     timeout = _dt.timedelta(seconds=timeout_s)

@@ -4,10 +4,9 @@
   update (and the observation normalizer) and silently ruin the policy. After each rollout
   the stored observations and rewards are checked, one sum per tensor and one host sync in
   all (measured: ~3 ms per iteration for humanoid_walk's two groups, 4096 envs x 24 steps,
-  on one CPU core); on
-  failure training stops with a :class:`RobolearnError` naming the observation group and
-  term, or the reward term, that produced them. ``check_for_nan`` in the agent's rsl-rl
-  config turns this off.
+  on one CPU core); on failure training stops with a :class:`RobolearnError` naming the
+  observation group and term, or the reward term, that produced them.
+  ``agent.check_for_nan=false`` turns this off.
 * **Divergence.** An env whose physics goes non-finite is reset by the env (see
   :mod:`robolearn.env`); the share of env steps that diverged in an iteration is logged as
   ``Health/diverged_share``. Past ``warn_share`` a warning is printed; when more than

@@ -28,6 +28,7 @@ from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
 from robolearn.rl.health import TrainingHealth
+from robolearn.threads import single_threaded, threads_for, update_threads
 
 
 class StopRequest:
@@ -121,6 +122,7 @@ class Runner(OnPolicyRunner):
         self.stats = EpisodeStats(env.num_envs, env.device)
         self.is_main = dist_info.is_main
         self._torch_threads = torch.get_num_threads()
+        self._update_threads = self._choose_update_threads()
 
     def _configure_multi_gpu(self) -> None:
         """rsl-rl's version starts NCCL on cuda:LOCAL_RANK; ours uses the process group
@@ -236,8 +238,7 @@ class Runner(OnPolicyRunner):
                     stop.signal_name = stop.signal_name or "a signal to another rank"
                     break
             t0 = time.time()
-            self._rollout_threads()
-            with torch.inference_mode():
+            with torch.inference_mode(), single_threaded(env.device):
                 for _ in range(steps_per_it):
                     actions = self.alg.act(obs)
                     obs, rewards, dones, extras = env.step(actions.to(env.device))
@@ -265,8 +266,8 @@ class Runner(OnPolicyRunner):
                     raise
                 self.stats.add_scalars(health_scalars)
             t1 = time.time()
-            self._update_threads()
-            losses = self.alg.update()
+            with threads_for(env.device, self._update_threads):
+                losses = self.alg.update()
             t2 = time.time()
             self.iterations += 1
             self.env_steps += steps_per_it * env.num_envs * self.gpu_world_size
@@ -287,19 +288,15 @@ class Runner(OnPolicyRunner):
 
     # ---- threads ----------------------------------------------------------------------
 
-    def _rollout_threads(self) -> None:
-        """On the cpu engine, torch runs single-threaded while MuJoCo steps.
-
-        MuJoCo's batch keeps every core busy during the physics; torch's OpenMP threads,
-        which spin for a while after each parallel op, would take cores from it between
-        the small per-step tensor ops. The update, which is all torch, gets every core.
-        """
-        if self.env.device.type == "cpu" and self._torch_threads > 1:
-            torch.set_num_threads(1)
-
-    def _update_threads(self) -> None:
-        if self.env.device.type == "cpu" and self._torch_threads > 1:
-            torch.set_num_threads(self._torch_threads)
+    def _choose_update_threads(self) -> int:
+        """Threads of the PPO update on the CPU (robolearn.threads): the cores this process
+        was given, or 1 for networks too small to share between threads."""
+        cfg = self.cfg
+        rows = cfg["num_steps_per_env"] * self.env.num_envs // cfg["algorithm"]["num_mini_batches"]
+        return max(
+            update_threads(self._torch_threads, rows, cfg[role].get("hidden_dims", []))
+            for role in ("actor", "critic")
+        )
 
     # ---- logging ----------------------------------------------------------------------
 

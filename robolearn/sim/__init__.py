@@ -46,8 +46,8 @@ def resolve_engine(engine: str) -> str:
     """
     if not isinstance(engine, str):
         raise RobolearnError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    base = engine.split(":", 1)[0]
-    if base not in ENGINES or (":" in engine and base != "cuda"):
+    base, _, index = engine.partition(":")
+    if base not in ENGINES or (":" in engine and (base != "cuda" or not index.isdigit())):
         raise RobolearnError(
             f"unknown engine {engine!r}{did_you_mean(engine, ENGINES)}; "
             f"valid: {', '.join(ENGINES)} (or cuda:N)"

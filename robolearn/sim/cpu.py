@@ -8,7 +8,6 @@ simulation's outputs into after every call. Results are bit-identical to a loop 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import mujoco
@@ -17,6 +16,7 @@ import torch
 from mujoco import batch as mjbatch
 
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+from robolearn.threads import available_cores
 
 # Warnings after which MuJoCo has reset a simulation to qpos0 inside mj_step (bad qpos,
 # qvel, qacc), or zeroed its controls because they were NaN or beyond 1e10 (bad ctrl): in
@@ -29,14 +29,6 @@ _DIVERGENCE_WARNINGS = [
 ]
 _DIVERGENCE_FIRST, _DIVERGENCE_END = min(_DIVERGENCE_WARNINGS), max(_DIVERGENCE_WARNINGS) + 1
 assert len(_DIVERGENCE_WARNINGS) == _DIVERGENCE_END - _DIVERGENCE_FIRST
-
-
-def available_cores() -> int:
-    """Cores this process may run on (its affinity mask, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _tensor(array: np.ndarray) -> torch.Tensor:
