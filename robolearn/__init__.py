@@ -16,8 +16,9 @@ if "MUJOCO_GL" not in _os.environ and not _os.environ.get("DISPLAY"):
 # a machine shared with other processes, a spinning thread holds a core that the thread
 # everyone waits for needs: on 2 cores beside 2 busy processes, humanoid_walk's PPO update
 # took 4-10x its idle time across runs (the fair share is 2x). A short spin before sleeping
-# keeps the idle speed and makes it ~2.6x (BENCHMARKS.md, "Training on a busy machine"). libgomp (torch's OpenMP on Linux) reads this once, when
-# torch loads it; a user's own OpenMP setting wins.
+# keeps the idle speed and makes it ~2.6x (BENCHMARKS.md, "Training on a busy machine").
+# libgomp (torch's OpenMP on Linux) reads this once, when torch loads it; a user's own
+# OpenMP setting wins. See robolearn/threads.py for the rest of the thread policy.
 if "torch" not in _sys.modules and not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(_os.environ):
     _os.environ["GOMP_SPINCOUNT"] = "10000"
 
