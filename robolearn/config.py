@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tempfile
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -21,6 +20,9 @@ from typing import Any
 import yaml
 
 from robolearn.errors import RobolearnError, did_you_mean
+from robolearn.files import write_atomic
+
+__all__ = ["apply_override", "parse_overrides", "save_yaml", "to_dict", "write_atomic"]
 
 
 def callable_name(fn: Callable) -> str:
@@ -43,35 +45,6 @@ def to_dict(obj: Any) -> Any:
     if obj is None or isinstance(obj, bool | int | float | str):
         return obj
     return repr(obj)
-
-
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file and a rename: never half-written.
-
-    The temp file is ``.<name>.<pid>.<random>.tmp`` beside ``path``: a process killed while
-    writing leaves it behind, and the pid tells a later process that its writer is gone.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp"
-    )
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def save_yaml(obj: Any, path: str | os.PathLike) -> None:

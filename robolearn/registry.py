@@ -9,6 +9,7 @@ for one env.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,8 +46,14 @@ def register_task(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
+BUILTIN_TASKS = "robolearn.tasks"
+"""The package whose modules register the shipped tasks when it is imported."""
+
+
 def _load_builtin_tasks() -> None:
-    import robolearn.tasks  # noqa: F401  (registers the shipped tasks)
+    # Loaded by name, as a plugin: the tasks sit above the registry (they call
+    # register_task), so the registry does not import them the usual way.
+    importlib.import_module(BUILTIN_TASKS)
 
 
 def task_names() -> list[str]:

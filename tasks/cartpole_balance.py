@@ -20,7 +20,7 @@ from robolearn.managers import (
     TerminationTermCfg,
 )
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SimCfg
 
 

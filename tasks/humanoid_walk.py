@@ -1,7 +1,7 @@
 """humanoid_walk: the robolearn humanoid follows base velocity commands on flat ground.
 
 The shape of Isaac Lab's H1 flat velocity task (yaw-frame velocity tracking with exponential
-kernels, posture and smoothness penalties, falls terminate; see the project's REFERENCE),
+kernels, posture and smoothness penalties, falls terminate),
 changed where that made learning fast enough for a 2-core CPU (docs/humanoid_walk.md):
 
 * a gait clock: each env carries a phase (period 0.8 s), the policy observes its sine and
@@ -34,7 +34,7 @@ from robolearn.managers import (
     uniform_noise,
 )
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SimCfg
 
 

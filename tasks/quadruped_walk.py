@@ -23,7 +23,7 @@ from robolearn.managers import (
     uniform_noise,
 )
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 
 
 def _policy_obs(noisy: bool) -> ObservationGroupCfg:

@@ -127,3 +127,10 @@ def test_installed_wheel_works_from_another_folder(wheel, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().startswith(str(target))
     assert run_cli("--version", cwd=elsewhere, env=env).returncode == 0
+
+
+def test_the_cli_offers_exactly_the_engines_there_are():
+    from robolearn.cli.common import ENGINE_CHOICES
+    from robolearn.sim import ENGINES
+
+    assert tuple(ENGINE_CHOICES) == tuple(ENGINES)

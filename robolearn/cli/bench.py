@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from robolearn.cli.common import positive_float, positive_int
+from robolearn.cli.common import ENGINE_CHOICES, positive_float, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--task", required=True)
     p.add_argument("--num_envs", type=positive_int)
-    p.add_argument("--engine", default="auto", choices=["auto", "cpu", "cuda", "warp-cpu"])
+    p.add_argument("--engine", default="auto", choices=ENGINE_CHOICES)
     p.add_argument("--seconds", type=positive_float, default=3.0, help="per timed phase and round")
     p.add_argument("--rounds", type=positive_int, default=3)
     p.add_argument("--train_iterations", type=positive_int, default=3)

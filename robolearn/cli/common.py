@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+ENGINE_CHOICES = ("auto", "cpu", "cuda", "warp-cpu")
+"""robolearn.sim.ENGINES, restated so that parsing the command line does not import the
+engines (torch, MuJoCo); a test checks that the two agree."""
+
+
+def options(cls: type[T], args: argparse.Namespace, **given: Any) -> T:
+    """The options dataclass ``cls`` filled from the parsed arguments of the same names;
+    ``given`` sets the fields that do not come from a flag of that name."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    values = {k: v for k, v in vars(args).items() if k in names and k not in given}
+    return cls(**values, **given)
 
 
 def positive_int(text: str) -> int:
@@ -60,6 +76,6 @@ def add_env_args(p: argparse.ArgumentParser, num_envs_help: str | None = None) -
     )
     p.add_argument(
         "--engine",
-        choices=["auto", "cpu", "cuda", "warp-cpu"],
+        choices=ENGINE_CHOICES,
         help="physics engine (default: the one --device implies)",
     )

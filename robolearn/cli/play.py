@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, positive_int, seed
+from robolearn.cli.common import add_env_args, options, positive_int, seed
 from robolearn.cli.view import add_viewer_args
 
 
@@ -53,40 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if args.viewer != "none":
         from robolearn.viewer.launch import ViewOptions, view
 
-        opts = ViewOptions(
-            task=args.task,
-            viewer=args.viewer,
-            num_envs=args.num_envs,
-            device=args.device,
-            engine=args.engine,
-            actions="policy",
-            checkpoint=args.checkpoint or "latest",
-            load_run=args.load_run,
-            log_root=args.log_root,
-            host=args.host,
-            port=args.port,
-            max_steps=args.max_steps,
-            max_seconds=args.max_seconds,
-            overrides=args.overrides,
-        )
+        opts = options(ViewOptions, args, actions="policy", checkpoint=args.checkpoint or "latest")
         return view(opts, log=lambda line: print(line, flush=True))
     from robolearn.rl.play import PlayOptions, play
 
-    opts = PlayOptions(
-        task=args.task,
-        checkpoint=args.checkpoint,
-        load_run=args.load_run,
-        log_root=args.log_root,
-        num_envs=args.num_envs,
-        device=args.device,
-        engine=args.engine,
-        seed=args.seed,
-        eval=args.eval,
-        json=args.json,
-        video=args.video,
-        video_length=args.video_length,
-        video_path=args.video_path,
-        video_envs=args.video_envs,
-        overrides=args.overrides,
-    )
+    opts = options(PlayOptions, args)
     return play(opts, log=lambda line: print(line, flush=True))

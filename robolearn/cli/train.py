@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, positive_float, positive_int, seed
+from robolearn.cli.common import add_env_args, options, positive_float, positive_int, seed
 from robolearn.errors import RobolearnError
 
 
@@ -90,24 +90,5 @@ def run(args: argparse.Namespace) -> int:
         return launch_local(args.nproc, args.argv)
     from robolearn.rl.train import TrainOptions, train
 
-    opts = TrainOptions(
-        task=args.task,
-        num_envs=args.num_envs,
-        device=args.device,
-        engine=args.engine,
-        seed=args.seed,
-        max_iterations=args.max_iterations,
-        run_name=args.run_name,
-        resume=args.resume,
-        load_run=args.load_run,
-        checkpoint=args.checkpoint,
-        logger=args.logger,
-        video=args.video,
-        video_length=args.video_length,
-        video_interval=args.video_interval,
-        log_root=args.log_root,
-        overrides=args.overrides,
-        distributed=args.distributed,
-        dist_timeout=args.dist_timeout,
-    )
+    opts = options(TrainOptions, args)
     return train(opts, log=lambda line: print(line, flush=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, port, positive_float, positive_int
+from robolearn.cli.common import add_env_args, options, port, positive_float, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,21 +49,5 @@ def add_viewer_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from robolearn.viewer.launch import ViewOptions, view
 
-    opts = ViewOptions(
-        task=args.task,
-        viewer=args.viewer,
-        num_envs=args.num_envs,
-        device=args.device,
-        engine=args.engine,
-        actions=args.actions,
-        checkpoint=args.checkpoint,
-        load_run=args.load_run,
-        log_root=args.log_root,
-        follow=args.follow,
-        host=args.host,
-        port=args.port,
-        max_steps=args.max_steps,
-        max_seconds=args.max_seconds,
-        overrides=args.overrides,
-    )
+    opts = options(ViewOptions, args)
     return view(opts, log=lambda line: print(line, flush=True))

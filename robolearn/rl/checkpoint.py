@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from robolearn.config import write_atomic
 from robolearn.errors import RobolearnError
+from robolearn.files import write_atomic
 
 FORMAT = "robolearn-checkpoint-1"
 REQUIRED_KEYS = ("model", "agent", "iterations")

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from robolearn.config import write_atomic
 from robolearn.errors import RobolearnError
+from robolearn.files import atomic_path, write_atomic
 
 
 class _ExportPolicy(torch.nn.Module):
@@ -71,19 +71,48 @@ def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[
         and type(model.distribution).__name__ != "GaussianDistribution"
     ):
         raise RobolearnError(f"cannot export a {type(model.distribution).__name__} policy")
-    obs_groups = list(model.obs_groups)
-    net = _ExportPolicy(model)
-    dim = model.obs_dim
+    net, dim = _ExportPolicy(model), model.obs_dim
     out_dir.mkdir(parents=True, exist_ok=True)
+    scripted = _write_torchscript(net, out_dir / "policy.pt")
+    _write_onnx(net, dim, out_dir / "policy.onnx")
+    description = describe(env, list(model.obs_groups))
+    write_atomic(out_dir / "policy.json", json.dumps(description, indent=2).encode())
 
+    session = _onnx_session(out_dir / "policy.onnx")
+    gen = torch.Generator().manual_seed(0)
+    obs = 2.0 * torch.randn(check_samples, dim, generator=gen)
+    with torch.no_grad():
+        reference = net(obs).numpy()
+        scripted_out = scripted(obs).numpy()
+    onnx_out = session.run(None, {"obs": obs.numpy()})[0]
+    max_diff = float(np.abs(onnx_out - reference).max())
+    jit_diff = float(np.abs(scripted_out - reference).max())
+    if max_diff > 1e-4 or jit_diff > 1e-5:
+        raise RuntimeError(f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}")
+    times = _latencies(session, obs[:1].numpy())
+    return {
+        "onnx": str(out_dir / "policy.onnx"),
+        "torchscript": str(out_dir / "policy.pt"),
+        "description": str(out_dir / "policy.json"),
+        "obs_dim": dim,
+        "action_dim": env.num_actions,
+        "onnx_max_abs_diff": max_diff,
+        "torchscript_max_abs_diff": jit_diff,
+        "onnx_latency_us_median": statistics.median(times) * 1e6,
+        "onnx_latency_us_p99": sorted(times)[int(0.99 * len(times))] * 1e6,
+    }
+
+
+def _write_torchscript(net: torch.nn.Module, path: Path):
     scripted = torch.jit.script(net)
     buffer = io.BytesIO()
     torch.jit.save(scripted, buffer)
-    write_atomic(out_dir / "policy.pt", buffer.getvalue())
+    write_atomic(path, buffer.getvalue())
+    return scripted
 
-    onnx_path = out_dir / "policy.onnx"
-    tmp = out_dir / ".policy.onnx.tmp"
-    with warnings.catch_warnings():
+
+def _write_onnx(net: torch.nn.Module, dim: int, path: Path) -> None:
+    with atomic_path(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter announces its age
         torch.onnx.export(
             net,
@@ -95,40 +124,23 @@ def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[
             opset_version=17,
             dynamo=False,
         )
-    tmp.replace(onnx_path)
-    write_atomic(out_dir / "policy.json", json.dumps(describe(env, obs_groups), indent=2).encode())
 
+
+def _onnx_session(path: Path):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # a robot's computer runs other things too
-    session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
-    gen = torch.Generator().manual_seed(0)
-    obs = 2.0 * torch.randn(check_samples, dim, generator=gen)
-    with torch.no_grad():
-        reference = net(obs).numpy()
-        scripted_out = scripted(obs).numpy()
-    onnx_out = session.run(None, {"obs": obs.numpy()})[0]
-    max_diff = float(np.abs(onnx_out - reference).max())
-    jit_diff = float(np.abs(scripted_out - reference).max())
-    if max_diff > 1e-4 or jit_diff > 1e-5:
-        raise RuntimeError(f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}")
-    one = obs[:1].numpy()
-    for _ in range(50):
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _latencies(session, one: np.ndarray, warmup: int = 50, calls: int = 1000) -> list[float]:
+    """Seconds per single-observation call, after ``warmup`` calls."""
+    for _ in range(warmup):
         session.run(None, {"obs": one})
     times = []
-    for _ in range(1000):
+    for _ in range(calls):
         t = time.perf_counter()
         session.run(None, {"obs": one})
         times.append(time.perf_counter() - t)
-    return {
-        "onnx": str(onnx_path),
-        "torchscript": str(out_dir / "policy.pt"),
-        "description": str(out_dir / "policy.json"),
-        "obs_dim": dim,
-        "action_dim": env.num_actions,
-        "onnx_max_abs_diff": max_diff,
-        "torchscript_max_abs_diff": jit_diff,
-        "onnx_latency_us_median": statistics.median(times) * 1e6,
-        "onnx_latency_us_p99": sorted(times)[int(0.99 * len(times))] * 1e6,
-    }
+    return times

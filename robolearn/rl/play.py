@@ -56,7 +56,7 @@ def play(opts: PlayOptions, log=print) -> int:
         log(f"playing {path} on {opts.task}: {env.num_envs} envs on {env.engine.name}")
     recorder = None
     if opts.video:
-        from robolearn.viewer.video import EnvRenderer, track_body_of
+        from robolearn.render.video import EnvRenderer, track_body_of
 
         if not 1 <= opts.video_envs <= env.num_envs:
             raise RobolearnError(f"--video_envs must be between 1 and --num_envs ({env.num_envs})")
@@ -69,7 +69,7 @@ def play(opts: PlayOptions, log=print) -> int:
     while recorder is not None and not recorder.full:  # a clip longer than one episode
         evaluate(env, policy, on_step=recorder)
     if recorder is not None:
-        from robolearn.viewer.video import write_mp4
+        from robolearn.render.video import write_mp4
 
         out = (
             Path(opts.video_path)
@@ -104,7 +104,7 @@ class _Clip:
         return len(self.frames) >= self.length
 
     def __call__(self) -> None:
-        from robolearn.viewer.overlays import velocity_arrows
+        from robolearn.render.overlays import velocity_arrows
 
         if self.full:
             return

@@ -23,8 +23,8 @@ from typing import Any
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
-from robolearn.config import write_atomic
 from robolearn.errors import RobolearnError
+from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
 from robolearn.rl.health import TrainingHealth
@@ -209,6 +209,46 @@ class Runner(OnPolicyRunner):
         """Train until ``max_iterations`` iterations are done (in total, counting resumed
         ones) or a stop is requested. Returns ``"done"`` or ``"stopped"``."""
         stop = StopRequest() if stop is None else stop
+        obs = self._start(init_at_random_ep_len)
+        start_it, wall_start = self.iterations, self._session_start
+        health = TrainingHealth(
+            self.env,
+            log=log,
+            check_nonfinite=self.cfg.get("check_for_nan", True),
+            any_rank=self.monitor.any_true if self.monitor is not None else None,
+        )
+        try:
+            while self.iterations < max_iterations and not self._stop_together(stop):
+                t0 = time.time()
+                obs = self._rollout(obs, stop, on_step)
+                if obs is None:  # stopped mid-rollout: the policy stays the last update's
+                    break
+                # non-finite rollouts and unstable physics stop here, before the update
+                self.stats.add_scalars(
+                    health.after_rollout(self.alg.storage, self.iterations + 1, last_obs=obs)
+                )
+                t1 = time.time()
+                with threads_for(self.env.device, self._update_threads):
+                    losses = self.alg.update()
+                self.iterations += 1
+                self.env_steps += self._batch_size()
+                self._log_iteration(
+                    losses, t1 - t0, time.time() - t1, start_it, max_iterations, wall_start, log
+                )
+                if self.iterations % self.cfg["save_interval"] == 0 or (
+                    self.iterations == max_iterations
+                ):
+                    self.save_iteration()
+            if stop:
+                path = self.save_iteration()
+                saved = f"; saved {path}" if path else ""
+                log(f"stopped by {stop.signal_name} after {self.iterations} iterations{saved}")
+        finally:
+            self._close_writer()
+        return "stopped" if stop else "done"
+
+    def _start(self, init_at_random_ep_len: bool) -> torch.Tensor:
+        """Ready the env, the networks and the logs; returns the first observations."""
         env = self.env
         if init_at_random_ep_len and self.iterations == 0:
             # Spread episode ends so that resets do not come in waves.
@@ -219,72 +259,43 @@ class Runner(OnPolicyRunner):
         self.alg.train_mode()
         if self.is_distributed:
             self.alg.broadcast_parameters()
-        steps_per_it = self.cfg["num_steps_per_env"]
-        start_it, wall_start = self.iterations, time.time()
-        self._session_start = wall_start
+        self._session_start = time.time()
         self._open_writer()
-        distributed = self.monitor is not None
-        health = TrainingHealth(
-            env,
-            log=log,
-            check_nonfinite=self.cfg.get("check_for_nan", True),
-            any_rank=self.monitor.any_true if distributed else None,
-        )
-        while self.iterations < max_iterations:
-            if distributed:
-                # Ranks stop together, at the same iteration, whichever was signalled.
-                self.monitor.barrier(f"iteration {self.iterations + 1}")
-                if self.monitor.any_true(bool(stop)):
-                    stop.signal_name = stop.signal_name or "a signal to another rank"
-                    break
-            t0 = time.time()
-            with torch.inference_mode(), single_threaded(env.device):
-                for _ in range(steps_per_it):
-                    actions = self.alg.act(obs)
-                    obs, rewards, dones, extras = env.step(actions.to(env.device))
-                    obs, rewards, dones = (
-                        obs.to(self.device),
-                        rewards.to(self.device),
-                        dones.to(self.device),
-                    )
-                    self.alg.process_env_step(obs, rewards, dones, extras)
-                    self.stats.add(rewards, dones, extras)
-                    if on_step is not None:
-                        on_step(self.iterations)
-                    if stop and not distributed:
-                        break
-                if stop and not distributed:
-                    # Drop the unfinished rollout: the policy stays that of the last update.
-                    break
-                self.alg.compute_returns(obs)
-                try:  # non-finite rollouts and unstable physics stop here, before the update
-                    health_scalars = health.after_rollout(
-                        self.alg.storage, self.iterations + 1, last_obs=obs
-                    )
-                except RobolearnError:
-                    self._close_writer()
-                    raise
-                self.stats.add_scalars(health_scalars)
-            t1 = time.time()
-            with threads_for(env.device, self._update_threads):
-                losses = self.alg.update()
-            t2 = time.time()
-            self.iterations += 1
-            self.env_steps += steps_per_it * env.num_envs * self.gpu_world_size
-            self._log_iteration(losses, t1 - t0, t2 - t1, start_it, max_iterations, wall_start, log)
-            if (
-                self.iterations % self.cfg["save_interval"] == 0
-                or self.iterations == max_iterations
-            ):
-                self.save_iteration()
-        if stop:
-            path = self.save_iteration()
-            log(
-                f"stopped by {stop.signal_name} after {self.iterations} iterations"
-                + (f"; saved {path}" if path else "")
-            )
-        self._close_writer()
-        return "stopped" if stop else "done"
+        return obs
+
+    def _stop_together(self, stop: StopRequest) -> bool:
+        """In a distributed run, whether any rank was asked to stop: ranks stop together,
+        at the same iteration, whichever was signalled. A single process checks between
+        env steps instead (:meth:`_rollout`)."""
+        if self.monitor is None:
+            return False
+        self.monitor.barrier(f"iteration {self.iterations + 1}")
+        if self.monitor.any_true(bool(stop)):
+            stop.signal_name = stop.signal_name or "a signal to another rank"
+            return True
+        return False
+
+    def _rollout(self, obs, stop: StopRequest, on_step) -> torch.Tensor | None:
+        """One iteration's env steps into PPO's storage, and the returns; the observations
+        after it, or None when a stop came mid-rollout (single process)."""
+        env, alone = self.env, self.monitor is None
+        with torch.inference_mode(), single_threaded(env.device):
+            for _ in range(self.cfg["num_steps_per_env"]):
+                actions = self.alg.act(obs)
+                obs, rewards, dones, extras = env.step(actions.to(env.device))
+                obs, rewards, dones = (x.to(self.device) for x in (obs, rewards, dones))
+                self.alg.process_env_step(obs, rewards, dones, extras)
+                self.stats.add(rewards, dones, extras)
+                if on_step is not None:
+                    on_step(self.iterations)
+                if stop and alone:
+                    return None
+            self.alg.compute_returns(obs)
+        return obs
+
+    def _batch_size(self) -> int:
+        """Env steps per iteration, all ranks together."""
+        return self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
 
     # ---- threads ----------------------------------------------------------------------
 
@@ -339,8 +350,7 @@ class Runner(OnPolicyRunner):
 
     def _log_iteration(self, losses, collect_s, learn_s, start_it, max_it, wall_start, log) -> None:
         it = self.iterations
-        n = self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
-        fps = n / max(collect_s + learn_s, 1e-9)
+        fps = self._batch_size() / max(collect_s + learn_s, 1e-9)
         mean_return, mean_len, env_logs = self.stats.pop()
         std = float(self.alg.get_policy().output_std.detach().mean())
         if not self.is_main:
@@ -380,7 +390,7 @@ class Runner(OnPolicyRunner):
         )
 
     def _append_progress(self, record: dict[str, Any]) -> None:
-        line = json.dumps(_json_safe(record), allow_nan=False) + "\n"
+        line = json.dumps(json_safe(record), allow_nan=False) + "\n"
         try:
             with open(self.run_dir / "progress.jsonl", "a") as f:
                 f.write(line)
@@ -414,13 +424,6 @@ class Runner(OnPolicyRunner):
         text = "".join(line + "\n" for line in kept)
         if text != path.read_text():
             write_atomic(path, text.encode())
-
-
-def _json_safe(record: dict[str, Any]) -> dict[str, Any]:
-    """NaN and infinities as null: strict JSON parsers reject the bare tokens."""
-    return {
-        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()
-    }
 
 
 def _hms(seconds: float) -> str:

@@ -7,6 +7,7 @@ import dataclasses
 import shutil
 import signal
 from pathlib import Path
+from typing import Any
 
 from robolearn.config import save_yaml
 from robolearn.errors import RobolearnError
@@ -20,7 +21,7 @@ from robolearn.rl.runs import (
     resolve_checkpoint,
     resolve_run,
 )
-from robolearn.rl.session import build_setup, resolve_device_engine, versions
+from robolearn.rl.session import Setup, build_setup, resolve_device_engine, versions
 
 
 @dataclasses.dataclass
@@ -154,37 +155,8 @@ def _train(opts: TrainOptions, experiment: str, engine: str, info, monitor, thre
 
 
 def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, threads, log) -> int:
-    run_dir, resume_data = folder.path, None
-    overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
-    if opts.resume:
-        resume_data = load_checkpoint(folder.checkpoint)
-        if resume_data.get("task") != opts.task:
-            raise RobolearnError(
-                f"{folder.checkpoint} is a checkpoint of {resume_data.get('task')!r}, "
-                f"not {opts.task!r}"
-            )
-        # The run continues with the overrides it started with; new ones apply on top.
-        overrides = list(resume_data.get("overrides", [])) + overrides
-        seed = resume_data.get("seed") if seed is None else seed
-        num_envs = num_envs or resume_data.get("num_envs")
-    setup = build_setup(
-        opts.task,
-        overrides,
-        num_envs=num_envs,
-        engine=engine,
-        seed=seed,
-        max_iterations=opts.max_iterations,
-    )
-    agent_cfg = setup.agent_cfg
-    agent_cfg.logger = opts.logger
-    if resume_data is not None and agent_cfg.max_iterations <= int(resume_data["iterations"]):
-        done = int(resume_data["iterations"])
-        raise RobolearnError(
-            f"{folder.checkpoint.name} has {done} iterations done, and max_iterations is "
-            f"{agent_cfg.max_iterations}: nothing to train; pass --max_iterations above {done}"
-        )
-    if opts.logger == "wandb":
-        _check_wandb()
+    resume_data = _load_resume(opts, folder) if opts.resume else None
+    setup = _setup_for(opts, engine, resume_data, folder)
     base_seed = setup.env_cfg.seed
     setup.env_cfg.seed = base_seed + info.rank  # every rank sees other episodes
     if threads is not None:
@@ -201,16 +173,15 @@ def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, thr
         "num_envs": env.num_envs,
         "world_size": info.world_size,
     }
+    agent = setup.agent_cfg.to_rsl_rl()
+    meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
+    run_dir = folder.path
     runner = Runner(
         RslRlVecEnv(env),
-        agent_cfg.to_rsl_rl(),
+        agent,
         device=str(env.device),
         run_dir=run_dir if info.is_main else None,
-        meta={
-            **run_info,
-            "agent": agent_cfg.to_rsl_rl(),
-            "robolearn_version": versions().get("robolearn"),
-        },
+        meta=meta,
         dist_info=info,
         monitor=monitor,
     )
@@ -221,27 +192,14 @@ def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, thr
             f"({runner.iterations} iterations done)"
         )
     elif info.is_main:
-        params = run_dir / "params"
-        save_yaml(setup.env_cfg, params / "env.yaml")
-        save_yaml(agent_cfg, params / "agent.yaml")
-        save_yaml({**run_info, "engine": env.engine.name}, params / "run.yaml")
-        save_yaml(versions(), params / "versions.yaml")
+        _write_params(run_dir / "params", setup, {**run_info, "engine": env.engine.name})
     where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
     log(
         f"training {opts.task}: {env.num_envs} envs{where} on {env.engine.name} "
         f"({env.device}), run folder {run_dir}"
     )
     recorder = _video_recorder(opts, env, run_dir) if opts.video and info.is_main else None
-    stop = StopRequest()
-    with stop_on_signals(stop):
-        try:
-            outcome = runner.learn(agent_cfg.max_iterations, stop=stop, on_step=recorder, log=log)
-        except RuntimeError as exc:
-            if monitor is None or isinstance(exc, distributed.RankError):
-                raise
-            raise monitor.explain(exc) from exc
-    if recorder is not None:
-        recorder.close()
+    outcome = _learn(runner, setup.agent_cfg.max_iterations, recorder, monitor, log)
     if info.enabled:
         log(f"policy parameters identical on all {info.world_size} ranks")
     if outcome == "done":
@@ -252,6 +210,68 @@ def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, thr
     return 0
 
 
+def _load_resume(opts: TrainOptions, folder: _RunFolder) -> dict[str, Any]:
+    """The checkpoint a resumed run continues from, checked to be of this task."""
+    data = load_checkpoint(folder.checkpoint)
+    if data.get("task") != opts.task:
+        raise RobolearnError(
+            f"{folder.checkpoint} is a checkpoint of {data.get('task')!r}, not {opts.task!r}"
+        )
+    return data
+
+
+def _setup_for(opts: TrainOptions, engine, resume_data, folder: _RunFolder) -> Setup:
+    """The run's configs: the task with the overrides (after the ones a resumed run started
+    with), the flags, and the checkpoint's seed and env count unless the flags say."""
+    overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
+    if resume_data is not None:
+        overrides = list(resume_data.get("overrides", [])) + overrides
+        seed = resume_data.get("seed") if seed is None else seed
+        num_envs = num_envs or resume_data.get("num_envs")
+    setup = build_setup(
+        opts.task,
+        overrides,
+        num_envs=num_envs,
+        engine=engine,
+        seed=seed,
+        max_iterations=opts.max_iterations,
+    )
+    setup.agent_cfg.logger = opts.logger
+    done = int(resume_data["iterations"]) if resume_data is not None else 0
+    if resume_data is not None and setup.agent_cfg.max_iterations <= done:
+        raise RobolearnError(
+            f"{folder.checkpoint.name} has {done} iterations done, and max_iterations is "
+            f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
+            f"{done}"
+        )
+    if opts.logger == "wandb":
+        _check_wandb()
+    return setup
+
+
+def _write_params(params: Path, setup: Setup, run: dict[str, Any]) -> None:
+    """The resolved configs, how to rebuild the run, and the versions it ran with."""
+    save_yaml(setup.env_cfg, params / "env.yaml")
+    save_yaml(setup.agent_cfg, params / "agent.yaml")
+    save_yaml(run, params / "run.yaml")
+    save_yaml(versions(), params / "versions.yaml")
+
+
+def _learn(runner: Runner, max_iterations: int, recorder, monitor, log) -> str:
+    """Train under the signal handlers; a failed collective names the rank that failed."""
+    stop = StopRequest()
+    with stop_on_signals(stop):
+        try:
+            outcome = runner.learn(max_iterations, stop=stop, on_step=recorder, log=log)
+        except RuntimeError as exc:
+            if monitor is None or isinstance(exc, distributed.RankError):
+                raise
+            raise monitor.explain(exc) from exc
+    if recorder is not None:
+        recorder.close()
+    return outcome
+
+
 def _check_wandb() -> None:
     try:
         import wandb  # noqa: F401
@@ -260,6 +280,6 @@ def _check_wandb() -> None:
 
 
 def _video_recorder(opts: TrainOptions, env, run_dir: Path):
-    from robolearn.viewer.video import PeriodicVideo
+    from robolearn.render.video import PeriodicVideo
 
     return PeriodicVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)

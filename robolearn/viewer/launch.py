@@ -44,9 +44,6 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     """Build the task's envs and the chosen action source, then run the chosen viewer until
     it is closed (or a limit is reached); returns the exit status."""
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.checkpoint import load_checkpoint
-    from robolearn.rl.policy import find_checkpoint
-    from robolearn.rl.runs import resolve_run
     from robolearn.rl.session import build_setup, resolve_device_engine
 
     if opts.viewer not in ("web", "native"):
@@ -55,24 +52,9 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
         raise RobolearnError(f"unknown action source {opts.actions!r}; valid: zero, random, policy")
     engine = resolve_device_engine(opts.device, opts.engine)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
-    overrides = list(opts.overrides)
-    source_path = None
+    source_path, overrides = _policy_source(opts, experiment)
     if opts.follow is not None:
-        follow = None if opts.follow == "latest" else opts.follow
-        source_path = resolve_run(Path(opts.log_root), experiment, follow)
-        # A viewer beside training must not slow it: lower our scheduling priority.
-        os.nice(10)
-    elif opts.actions == "policy" or opts.checkpoint:
-        source_path = find_checkpoint(
-            opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root
-        )
-        overrides = list(load_checkpoint(source_path).get("overrides", [])) + overrides
-    if opts.follow is not None:
-        from robolearn.rl.runs import checkpoints
-
-        found = checkpoints(source_path)
-        if found:
-            overrides = list(load_checkpoint(found[-1]).get("overrides", [])) + overrides
+        os.nice(10)  # a viewer beside training must not slow it
     num_envs = opts.num_envs or (4 if opts.follow is not None else 16)
     setup = build_setup(opts.task, overrides, play=True, num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
@@ -81,23 +63,49 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
         source = FollowRun(env, source_path)
     elif source_path is not None:
         source = PolicyActions(env, source_path)
-    elif opts.actions == "random":
-        source = RandomActions()
     else:
-        source = ActionSource()
+        source = RandomActions() if opts.actions == "random" else ActionSource()
     session = ViewerSession(env, source)
     if opts.viewer == "native":
-        from robolearn.viewer.native import exit_if_window_lingers, run_native
+        return _run_native(session, opts, log)
+    return _run_web(session, opts, log)
 
-        frames = run_native(session, opts.max_steps, opts.max_seconds)
-        log(f"native viewer closed after {session.steps} env steps, {frames} frames")
-        exit_if_window_lingers(0)
-        return 0
+
+def _policy_source(opts: ViewOptions, experiment: str) -> tuple[Path | None, list[str]]:
+    """(the run folder followed or the checkpoint played, or None; the overrides the env is
+    built with: the policy's training overrides, then the user's)."""
+    from robolearn.rl.checkpoint import load_checkpoint
+    from robolearn.rl.policy import find_checkpoint
+    from robolearn.rl.runs import checkpoints, resolve_run
+
+    overrides = list(opts.overrides)
+    if opts.follow is not None:
+        follow = None if opts.follow == "latest" else opts.follow
+        run = resolve_run(Path(opts.log_root), experiment, follow)
+        found = checkpoints(run)
+        trained = load_checkpoint(found[-1]).get("overrides", []) if found else []
+        return run, list(trained) + overrides
+    if opts.actions == "policy" or opts.checkpoint:
+        path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
+        return path, list(load_checkpoint(path).get("overrides", [])) + overrides
+    return None, overrides
+
+
+def _run_native(session: ViewerSession, opts: ViewOptions, log: Callable[[str], None]) -> int:
+    from robolearn.viewer.native import exit_if_window_lingers, run_native
+
+    frames = run_native(session, opts.max_steps, opts.max_seconds)
+    log(f"native viewer closed after {session.steps} env steps, {frames} frames")
+    exit_if_window_lingers(0)
+    return 0
+
+
+def _run_web(session: ViewerSession, opts: ViewOptions, log: Callable[[str], None]) -> int:
     from robolearn.viewer.web import WebViewer
 
     _check_host(opts.host, log)
     viewer = WebViewer(session, opts.host, opts.port)
-    what = f"{opts.task}, {env.num_envs} envs, {source.label} actions"
+    what = f"{opts.task}, {session.env.num_envs} envs, {session.actions.label} actions"
     log(f"robolearn web viewer: {viewer.url}  ({what})")
     if viewer.host in ("127.0.0.1", "localhost", "::1"):
         log(

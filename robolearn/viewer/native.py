@@ -22,13 +22,13 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import mujoco
 
 from robolearn.errors import RobolearnError
-from robolearn.viewer.overlays import add_arrow
+from robolearn.render.overlays import add_arrow
 from robolearn.viewer.session import SPEEDS, ViewerSession
 
 _KEYS = {
@@ -43,35 +43,11 @@ def run_native(
     session: ViewerSession, max_steps: int | None = None, max_seconds: float | None = None
 ) -> int:
     """Open the window and run until it is closed or a limit is reached; returns frames shown."""
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        raise RobolearnError(
-            "the native viewer needs a display (DISPLAY is not set); on a headless machine use "
-            "--viewer web, or run under Xvfb"
-        )
-    if os.environ.get("MUJOCO_GL", "glfw") not in ("glfw", ""):
-        raise RobolearnError(
-            f"the native viewer needs MUJOCO_GL=glfw (now {os.environ['MUJOCO_GL']}); unset it"
-        )
+    _check_display()
     import mujoco.viewer
 
-    env = session.env
-    model = env.engine.model
+    model = session.env.engine.model
     data = mujoco.MjData(model)
-
-    def on_key(key: int) -> None:
-        if key in _KEYS:
-            session.submit(_KEYS[key])
-        elif key in (ord("["), ord("]")):
-            # wrap around here: the session refuses env ids outside [0, num_envs)
-            step = -1 if key == ord("[") else 1
-            session.submit({"action": "env", "value": (session.env_id + step) % env.num_envs})
-        elif key in (ord("-"), ord("=")):
-            i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - session.speed))
-            i = max(0, i - 1) if key == ord("-") else min(len(SPEEDS) - 1, i + 1)
-            session.submit({"action": "speed", "value": SPEEDS[i]})
-        elif key == ord("F"):
-            session.submit({"action": "camera", "value": not session.follow_camera})
-
     if max_seconds is not None:
         # A bounded run never hangs: should the window's GL/X teardown stall far past the
         # limit, print every thread's stack (where it stalled) and exit non-zero.
@@ -79,24 +55,14 @@ def run_native(
     frames, started = 0, time.monotonic()
     with (
         _close_on_ctrl_c() as stop,
-        mujoco.viewer.launch_passive(model, data, key_callback=on_key) as viewer,
+        mujoco.viewer.launch_passive(model, data, key_callback=_key_handler(session)) as viewer,
     ):
-        root = env.scene.root_body_id
         viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = True
         viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = True
         while viewer.is_running() and not stop.is_set():
             session.tick()
             with viewer.lock():
-                e, i = env.engine, session.env_id
-                data.qpos[:] = e.qpos[i].detach().cpu().double().numpy()
-                data.qvel[:] = e.qvel[i].detach().cpu().double().numpy()
-                mujoco.mj_forward(model, data)
-                if session.follow_camera and root is not None:
-                    viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-                    viewer.cam.trackbodyid = root
-                viewer.user_scn.ngeom = 0
-                for start, end, rgba in session.arrows():
-                    add_arrow(viewer.user_scn, start, end, rgba)
+                _show_env(session, viewer, data)
             # Outside the lock: set_texts takes the viewer's lock itself and waits for the
             # render thread, which needs that lock; called under it, the two deadlocked
             # (caught under load, stuck in set_texts, by the faulthandler watchdog above).
@@ -112,6 +78,56 @@ def run_native(
     if max_seconds is not None:
         faulthandler.cancel_dump_traceback_later()
     return frames
+
+
+def _check_display() -> None:
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        raise RobolearnError(
+            "the native viewer needs a display (DISPLAY is not set); on a headless machine use "
+            "--viewer web, or run under Xvfb"
+        )
+    if os.environ.get("MUJOCO_GL", "glfw") not in ("glfw", ""):
+        raise RobolearnError(
+            f"the native viewer needs MUJOCO_GL=glfw (now {os.environ['MUJOCO_GL']}); unset it"
+        )
+
+
+def _key_handler(session: ViewerSession) -> Callable[[int], None]:
+    """The window's keys as session commands (the session checks and applies them)."""
+    num_envs = session.env.num_envs
+
+    def on_key(key: int) -> None:
+        if key in _KEYS:
+            session.submit(_KEYS[key])
+        elif key in (ord("["), ord("]")):
+            # wrap around here: the session refuses env ids outside [0, num_envs)
+            step = -1 if key == ord("[") else 1
+            session.submit({"action": "env", "value": (session.env_id + step) % num_envs})
+        elif key in (ord("-"), ord("=")):
+            i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - session.speed))
+            i = max(0, i - 1) if key == ord("-") else min(len(SPEEDS) - 1, i + 1)
+            session.submit({"action": "speed", "value": SPEEDS[i]})
+        elif key == ord("F"):
+            session.submit({"action": "camera", "value": not session.follow_camera})
+
+    return on_key
+
+
+def _show_env(session: ViewerSession, viewer, data) -> None:
+    """Copy the watched env's state into the window's MjData, camera and arrows (under the
+    viewer's lock)."""
+
+    engine, i, model = session.env.engine, session.env_id, session.env.engine.model
+    data.qpos[:] = engine.qpos[i].detach().cpu().double().numpy()
+    data.qvel[:] = engine.qvel[i].detach().cpu().double().numpy()
+    mujoco.mj_forward(model, data)
+    root = session.env.scene.root_body_id
+    if session.follow_camera and root is not None:
+        viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+        viewer.cam.trackbodyid = root
+    viewer.user_scn.ngeom = 0
+    for start, end, rgba in session.arrows():
+        add_arrow(viewer.user_scn, start, end, rgba)
 
 
 @contextlib.contextmanager

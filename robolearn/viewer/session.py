@@ -25,7 +25,7 @@ import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.managers import UniformVelocityCommand
-from robolearn.viewer.overlays import velocity_arrows
+from robolearn.render.overlays import velocity_arrows
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 """The speeds the viewers offer (x real time); any finite speed in [MIN_SPEED, MAX_SPEED]

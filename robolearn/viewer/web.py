@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import ipaddress
 import json
-import math
 import re
 import secrets
 import socket
@@ -39,9 +38,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from robolearn.errors import RobolearnError
-from robolearn.viewer.overlays import contact_option
+from robolearn.files import json_safe
+from robolearn.render.overlays import contact_option
+from robolearn.render.video import EnvRenderer, track_body_of
 from robolearn.viewer.session import SPEEDS, InvalidCommandError, ViewerSession
-from robolearn.viewer.video import EnvRenderer, track_body_of
 
 TOKEN_HEADER = "X-Robolearn-Token"
 """The request header that carries the per-launch secret with each command."""
@@ -60,18 +60,6 @@ def encode_jpeg(rgb, quality: int = 80) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(rgb).save(buffer, format="JPEG", quality=quality)
     return buffer.getvalue()
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with every NaN or infinite float (a diverged simulation has them) made
-    None, so that it encodes as strict JSON, which browsers' JSON.parse requires."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def state_json(state: dict[str, Any]) -> bytes:

@@ -8,14 +8,14 @@ robolearn sets ``MUJOCO_GL=egl`` when no display is present (see robolearn/__ini
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
-from robolearn.viewer.overlays import add_arrow
+from robolearn.files import atomic_path
+from robolearn.render.overlays import add_arrow
 
 
 class EnvRenderer:
@@ -100,18 +100,14 @@ def write_mp4(path: str | os.PathLike, frames: list[np.ndarray] | np.ndarray, fp
     path.parent.mkdir(parents=True, exist_ok=True)
     if len(frames) == 0:
         raise RobolearnError("no frames to write")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".mp4")
-    os.close(fd)
-    try:
-        with imageio.get_writer(
+    with (
+        atomic_path(path, suffix=".mp4") as tmp,
+        imageio.get_writer(
             tmp, fps=fps, codec="libx264", quality=7, macro_block_size=8, ffmpeg_log_level="error"
-        ) as writer:
-            for f in frames:
-                writer.append_data(np.asarray(f))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        ) as writer,
+    ):
+        for f in frames:
+            writer.append_data(np.asarray(f))
     return path
 
 

@@ -1,0 +1,122 @@
+"""The package's layering: a module imports only its own layer or the layers below it.
+
+The order is the README's architecture map. Imports inside ``if TYPE_CHECKING:`` blocks
+are annotations only and do not count; imports inside functions (lazy) do.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import robolearn
+
+# top to bottom; a name is a subpackage or module of robolearn
+LAYERS = [
+    ["cli", "__main__"],
+    ["viewer"],
+    ["rl"],
+    ["render"],
+    ["adapters"],
+    ["tasks"],
+    ["registry"],
+    ["rl.config"],  # the agent's typed settings, which tasks name
+    ["envs"],
+    ["env"],
+    ["mdp"],
+    ["managers"],
+    ["scene"],
+    ["sim"],
+    ["assets"],
+    ["threads"],
+    ["config"],
+    ["files", "math"],
+    ["errors", "__init__"],
+]
+RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def rank(module: str) -> int | None:
+    """The layer of a dotted name under robolearn (``rl.config``), by its longest listed
+    prefix; None for what is not robolearn's."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in RANK:
+            return RANK[".".join(parts[:n])]
+    return None
+
+
+def package_dirs() -> dict[str, Path]:
+    """Where each top-level part of the installed robolearn namespace lives."""
+    import robolearn.assets
+    import robolearn.envs
+    import robolearn.tasks
+
+    root = Path(robolearn.__file__).parent
+    dirs = {p.name: p for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    dirs |= {p.stem: p for p in root.glob("*.py")}
+    for module in (robolearn.assets, robolearn.envs, robolearn.tasks):
+        dirs[module.__name__.split(".")[1]] = Path(module.__file__).parent
+    return dirs
+
+
+def imported_parts(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, top-level robolearn part) of every import outside TYPE_CHECKING blocks."""
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == "robolearn":
+                names = [f"robolearn.{a.name}" for a in node.names]
+        for name in names:
+            head, _, rest = name.partition(".")
+            if head == "robolearn" and rest:
+                found.append((node.lineno, rest))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def modules() -> list[tuple[str, Path]]:
+    """(dotted name under robolearn, file) of every module of the package."""
+    found = []
+    for part, path in package_dirs().items():
+        if path.is_file():
+            found.append((part, path))
+            continue
+        for file in sorted(path.rglob("*.py")):
+            rel = file.relative_to(path).with_suffix("").parts
+            found.append((".".join((part, *rel)).removesuffix(".__init__"), file))
+    return found
+
+
+def test_every_part_of_the_package_has_a_layer():
+    assert all(rank(name) is not None for name, _ in modules())
+
+
+def test_imports_point_down_the_layers():
+    upward = []
+    for name, file in modules():
+        for line, target in imported_parts(ast.parse(file.read_text())):
+            if rank(target) is not None and rank(target) < rank(name):
+                upward.append(f"{file}:{line} (robolearn.{name}) imports robolearn.{target}")
+    assert not upward, "imports against the layering:\n" + "\n".join(upward)
+
+
+def test_the_check_sees_an_upward_import():
+    bad = ast.parse("def f():\n    from robolearn.rl.policy import act\n")
+    assert imported_parts(bad) == [(2, "rl.policy")]
+    assert rank("rl.policy") < rank("render.video") < rank("env")
+    typing_only = ast.parse("if TYPE_CHECKING:\n    from robolearn.env import ManagerBasedRLEnv\n")
+    assert imported_parts(typing_only) == []
+    assert robolearn.__name__ == "robolearn"
