@@ -1,19 +1,44 @@
 """The task registry: tasks by name, each an env config and a PPO agent config.
 
-Tasks register when ``robolearn.tasks`` is imported (each module there calls
-:func:`register_task`). Every task is also registered with gymnasium as
-``robolearn/<name>-v0``: ``gymnasium.make_vec("robolearn.tasks:robolearn/<name>-v0",
-num_envs=...)`` (the prefix makes gymnasium import the tasks first), or ``gymnasium.make``
-for one env.
+Tasks come from three places, loaded in this order (a later one of the same name replaces
+an earlier one, with a warning naming both):
+
+1. robolearn's own, in ``robolearn.tasks`` (each module there calls :func:`register_task`);
+2. installed packages that declare an entry point in the group ``robolearn.tasks``, the
+   plugin convention of Python packaging: in the package's ``pyproject.toml``,
+   ``[project.entry-points."robolearn.tasks"] my_robot = "my_pkg.tasks"``; the module is
+   imported (its import registers its tasks) or, if the entry point names a function, the
+   function is called;
+3. modules named on the command line with ``--import my_pkg.my_tasks`` (any subcommand).
+
+A package that fails to import is reported by name with its error, and the other tasks
+still work. Every task is also registered with gymnasium as ``robolearn/<name>-v0``:
+``gymnasium.make_vec("robolearn.tasks:robolearn/<name>-v0", num_envs=...)`` (the prefix
+makes gymnasium import the tasks first; for a task of your own, your module's name), or
+``gymnasium.make`` for one env.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib
-from collections.abc import Callable
+import sys
+import types
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from importlib import metadata
 
 from robolearn.errors import RobolearnError, did_you_mean
+
+BUILTIN_TASKS = "robolearn.tasks"
+"""The package whose modules register the shipped tasks when it is imported."""
+ENTRY_POINT_GROUP = "robolearn.tasks"
+"""The entry-point group through which installed packages declare tasks."""
+HOW_TO_ADD = (
+    "a task comes from robolearn, from an installed package with an entry point in the "
+    f"group {ENTRY_POINT_GROUP!r}, or from --import <module>"
+)
 
 
 @dataclass(frozen=True)
@@ -31,42 +56,109 @@ class TaskSpec:
     play_env_cfg: Callable | None = None
     """Returns the env config for play and evaluation (no noise, no pushes); default:
     ``env_cfg``."""
+    source: str = ""
+    """Where the task came from (``robolearn``, ``entry point <dist>: <name>``,
+    ``--import <module>``, or the module that registered it); set on registration."""
 
     def make_env_cfg(self, play: bool = False):
         return (self.play_env_cfg if play and self.play_env_cfg else self.env_cfg)()
 
 
 _TASKS: dict[str, TaskSpec] = {}
+_loading: list[str] = []  # the source being loaded, innermost last
+_failures: dict[str, str] = {}  # source -> its error, for sources that did not load
+_plugins_loaded = False
 
 
 def register_task(spec: TaskSpec) -> TaskSpec:
-    """Add a task (a later registration of the same name replaces the earlier one)."""
+    """Add a task. A later registration of the same name replaces the earlier one; when the
+    two come from different places, a warning names both."""
+    module = getattr(spec.env_cfg, "__module__", "?")
+    if _loading:
+        source = _loading[-1]
+    else:  # registered by an import outside load_tasks: name the module
+        source = "robolearn" if module.startswith(BUILTIN_TASKS + ".") else f"module {module}"
+    spec = dataclasses.replace(spec, source=source)
+    earlier = _TASKS.get(spec.name)
+    if earlier is not None and earlier.source != spec.source:
+        print(
+            f"robolearn: warning: task {spec.name!r} from {spec.source} replaces the one from "
+            f"{earlier.source}",
+            file=sys.stderr,
+        )
     _TASKS[spec.name] = spec
     _register_with_gymnasium(spec.name)
     return spec
 
 
-BUILTIN_TASKS = "robolearn.tasks"
-"""The package whose modules register the shipped tasks when it is imported."""
+@contextlib.contextmanager
+def _source(name: str) -> Iterator[None]:
+    _loading.append(name)
+    try:
+        yield
+    finally:
+        _loading.pop()
 
 
-def _load_builtin_tasks() -> None:
-    # Loaded by name, as a plugin: the tasks sit above the registry (they call
-    # register_task), so the registry does not import them the usual way.
-    importlib.import_module(BUILTIN_TASKS)
+def load_tasks() -> None:
+    """robolearn's tasks, then the entry points' (once per process)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    with _source("robolearn"):
+        # Loaded by name, as a plugin: the tasks sit above the registry (they call
+        # register_task), so the registry does not import them the usual way.
+        importlib.import_module(BUILTIN_TASKS)
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry.dist.name if entry.dist is not None else "?"
+        where = f"entry point {dist}: {entry.name} = {entry.value}"
+        try:
+            with _source(where):
+                loaded = entry.load()
+                if callable(loaded) and not isinstance(loaded, types.ModuleType):
+                    loaded()
+        except Exception as exc:  # a broken plugin must not take the other tasks down
+            _failures[where] = _one_line(exc)
+
+
+def import_tasks(modules: Iterable[str]) -> None:
+    """Import modules that register tasks (``--import``); a module that cannot be imported
+    is a RobolearnError naming it and its error."""
+    load_tasks()
+    for module in modules:
+        try:
+            with _source(f"--import {module}"):
+                importlib.import_module(module)
+        except Exception as exc:
+            raise RobolearnError(f"--import {module}: {_one_line(exc)}") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def load_failures() -> dict[str, str]:
+    """Entry points that failed to load, and why."""
+    load_tasks()
+    return dict(_failures)
 
 
 def task_names() -> list[str]:
-    _load_builtin_tasks()
+    load_tasks()
     return sorted(_TASKS)
 
 
 def get_task(name: str) -> TaskSpec:
-    """The task called ``name``; an unknown name is a RobolearnError suggesting close ones."""
-    _load_builtin_tasks()
+    """The task called ``name``; an unknown name is a RobolearnError suggesting close ones
+    and saying how a task becomes visible."""
+    load_tasks()
     if name not in _TASKS:
+        broken = "".join(f"; {src} failed to load ({err})" for src, err in _failures.items())
         raise RobolearnError(
-            f"unknown task {name!r}{did_you_mean(name, _TASKS)}; tasks: {', '.join(sorted(_TASKS))}"
+            f"unknown task {name!r}{did_you_mean(name, _TASKS)}; tasks: "
+            f"{', '.join(sorted(_TASKS))} ({HOW_TO_ADD}){broken}"
         )
     return _TASKS[name]
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 
 def robolearn(
-    *args: str, cwd: Path | None = None, timeout: float = 600
+    *args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    """``python -m robolearn ARGS`` in a subprocess; ``env`` adds environment variables."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "robolearn", *map(str, args)],
         capture_output=True,

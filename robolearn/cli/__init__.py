@@ -36,14 +36,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _subcommand_modules():
         module.register(sub)
+    for command in sub.choices.values():
+        command.add_argument(
+            "--import",
+            dest="imports",
+            action="append",
+            default=[],
+            metavar="MODULE",
+            help="import a module that registers tasks (repeatable), e.g. my_pkg.tasks",
+        )
     return parser
 
 
 def _subcommand_modules() -> list:
     """Modules with a ``register(subparsers)`` function, one per subcommand."""
-    from robolearn.cli import bench, export, list_tasks, play, train, view
+    from robolearn.cli import bench, export, inspect_model, list_tasks, play, train, view
 
-    return [train, play, view, export, bench, list_tasks]
+    return [train, play, view, export, bench, list_tasks, inspect_model]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        if args.imports:
+            from robolearn.registry import import_tasks
+
+            import_tasks(args.imports)
         return int(args.run(args) or 0)
     except RobolearnError as exc:
         print(f"robolearn: error: {exc}", file=sys.stderr)

@@ -1,0 +1,117 @@
+"""Tasks from outside robolearn: --import, installed entry points, broken packages."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+from cli_helpers import one_line_error, robolearn
+
+MY_TASKS = '''
+"""A user's task package: a cartpole of their own, derived from robolearn's."""
+from robolearn.registry import TaskSpec, get_task, register_task
+
+BASE = get_task("cartpole_balance")
+
+
+def env_cfg():
+    cfg = BASE.env_cfg()
+    cfg.episode_length_s = 3.0  # what differs from the base
+    return cfg
+
+
+register_task(TaskSpec("my_cartpole", "a cartpole of mine", env_cfg, BASE.agent_cfg))
+'''
+
+
+def package(root: Path, name: str, body: str) -> dict[str, str]:
+    """A package ``name`` under ``root``, and the environment that puts it on the path."""
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text(textwrap.dedent(body))
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path}
+
+
+def installed(root: Path, dist: str, entry_points: dict[str, str]) -> None:
+    """The metadata pip writes for an installed distribution that declares entry points in
+    the group robolearn.tasks (a .dist-info folder on the path)."""
+    info = root / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    lines = "".join(f"{k} = {v}\n" for k, v in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[robolearn.tasks]\n{lines}")
+
+
+def test_a_task_of_my_own_through_import_trains_and_plays_under_its_own_name(tmp_path):
+    env = package(tmp_path / "src", "my_tasks", MY_TASKS)
+    logs = tmp_path / "logs"
+    listed = robolearn("list", "--import", "my_tasks", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "my_cartpole" in listed.stdout and "[--import my_tasks]" in listed.stdout
+    out = robolearn(
+        "train", "--import", "my_tasks", "--task", "my_cartpole", "--num_envs", 64,
+        "--max_iterations", 2, "--log_root", logs, env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    # its runs land under its own name, not the name of the task it derives from
+    assert [p.name for p in logs.iterdir()] == ["my_cartpole"]
+    out = robolearn(
+        "play", "--import", "my_tasks", "--task", "my_cartpole", "--num_envs", 8,
+        "--log_root", logs, "--json", env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    metrics = json.loads(out.stdout.strip().splitlines()[-1])
+    assert metrics["mean_episode_length_s"] <= 3.0 + 1e-6  # the derived episode length
+
+
+def test_an_installed_package_declares_its_tasks_by_entry_point(tmp_path):
+    env = package(tmp_path, "my_tasks", MY_TASKS)
+    installed(tmp_path, "my_robot_tasks", {"mine": "my_tasks"})
+    listed = robolearn("list", env=env)
+    assert listed.returncode == 0, listed.stderr
+    line = next(ln for ln in listed.stdout.splitlines() if ln.startswith("my_cartpole"))
+    assert "[entry point my_robot_tasks: mine = my_tasks]" in line
+    out = robolearn(
+        "train", "--task", "my_cartpole", "--num_envs", 64, "--max_iterations", 2,
+        "--log_root", tmp_path / "logs", env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_broken_package_is_named_and_the_other_tasks_still_work(tmp_path):
+    env = package(tmp_path, "broken_tasks", "raise ImportError('needs a driver we lack')\n")
+    installed(tmp_path, "broken_dist", {"broken": "broken_tasks"})
+    listed = robolearn("list", env=env)
+    assert listed.returncode == 0 and "cartpole_balance" in listed.stdout
+    assert "broken_dist" in listed.stderr and "needs a driver we lack" in listed.stderr
+    out = robolearn("train", "--task", "broken_task", "--log_root", tmp_path / "logs", env=env)
+    one_line_error(out, "unknown task 'broken_task'")
+    assert "broken_dist" in out.stderr and "needs a driver we lack" in out.stderr
+
+
+def test_import_errors_are_one_line(tmp_path):
+    env = package(tmp_path, "raising_tasks", "x = 1 / 0\n")
+    one_line_error(
+        robolearn("list", "--import", "no_such_module_here"),
+        "--import no_such_module_here: ModuleNotFoundError",
+    )
+    one_line_error(
+        robolearn("train", "--task", "cartpole_balance", "--import", "raising_tasks", env=env),
+        "--import raising_tasks: ZeroDivisionError: division by zero",
+    )
+    one_line_error(robolearn("train", "--task", "nope"), "or from --import <module>")
+
+
+def test_a_later_task_of_the_same_name_replaces_the_earlier_with_a_warning(tmp_path):
+    body = MY_TASKS.replace('"my_cartpole", "a cartpole of mine"', '"cartpole_balance", "mine"')
+    env = package(tmp_path, "shadowing", body)
+    listed = robolearn("list", "--import", "shadowing", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert (
+        "task 'cartpole_balance' from --import shadowing replaces the one from robolearn"
+        in listed.stderr
+    )
+    line = next(ln for ln in listed.stdout.splitlines() if ln.startswith("cartpole_balance"))
+    assert "mine" in line and "[--import shadowing]" in line
