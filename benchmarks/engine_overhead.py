@@ -25,26 +25,8 @@ from robolearn.assets import asset_path
 
 from robolearn.rl.session import build_setup
 from robolearn.sim import compile_model, make_engine
+from robolearn.sim.engine import FIELDS  # the fields robolearn's engines bind
 from robolearn.threads import available_cores
-
-FIELDS = (
-    "qpos",
-    "qvel",
-    "ctrl",
-    "qfrc_applied",
-    "xfrc_applied",
-    "time",
-    "qacc",
-    "xpos",
-    "xquat",
-    "cvel",
-    "subtree_com",
-    "site_xpos",
-    "site_xmat",
-    "sensordata",
-    "actuator_force",
-    "cfrc_ext",
-)
 
 
 def controls(model: mujoco.MjModel, num_envs: int) -> np.ndarray:
@@ -77,7 +59,7 @@ def robolearn_loop(model: mujoco.MjModel, num_envs: int, decimation: int, second
     while (elapsed := time.perf_counter() - start) < seconds:
         engine.ctrl.copy_(u)
         engine.step(decimation)
-        engine.nonfinite()
+        engine.diverged()
         steps += 1
     return steps * decimation * num_envs / elapsed
 

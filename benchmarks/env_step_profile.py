@@ -24,24 +24,16 @@ def outside_engine(task: str, num_envs: int, steps: int, top: int) -> None:
     action = 0.2 * torch.randn(num_envs, env.num_actions, generator=gen)
     for _ in range(20):
         env.step(action)
-    engine_time = [0.0]
-    step = env.engine.step
-
-    def timed(*args, **kwargs):
+    with env.engine.timed() as timer:
         start = time.perf_counter()
-        step(*args, **kwargs)
-        engine_time[0] += time.perf_counter() - start
-
-    env.engine.step = timed
-    start = time.perf_counter()
-    for _ in range(steps):
-        env.step(action)
-    total = time.perf_counter() - start
-    env.engine.step = step
-    outside = (total - engine_time[0]) / steps * 1e3
+        for _ in range(steps):
+            env.step(action)
+        total = time.perf_counter() - start
+    engine_time = timer.seconds["step"]
+    outside = (total - engine_time) / steps * 1e3
     print(
         f"\n{task}, {num_envs} envs: {outside:.2f} ms per env step outside the engine, "
-        f"engine share {engine_time[0] / total:.3f}"
+        f"engine share {engine_time / total:.3f}"
     )
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         for _ in range(20):

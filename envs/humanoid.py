@@ -17,10 +17,7 @@ LEG_JOINTS = (
     ".*_ankle_pitch",
     ".*_ankle_roll",
 )
-ARM_JOINTS = (".*_shoulder_pitch", ".*_shoulder_roll", ".*_shoulder_yaw", ".*_elbow")
 FEET = ("left_foot", "right_foot")
-STANDING_HEIGHT = 0.757
-"""Pelvis height in the standing keyframe, m."""
 
 
 def humanoid_scene(num_envs: int = 1024) -> SceneCfg:

@@ -11,8 +11,6 @@ from __future__ import annotations
 from robolearn.scene import SceneCfg
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
-STANDING_HEIGHT = 0.30
-"""Trunk height in the standing keyframe, m."""
 
 
 def quadruped_scene(num_envs: int = 1024) -> SceneCfg:

@@ -23,6 +23,7 @@ and ``Metrics/*`` means (its terms read a state that was garbage).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -86,12 +87,7 @@ class ManagerBasedRLEnv:
     """Many envs of one task, stepped together on one device."""
 
     def __init__(self, cfg: ManagerBasedRLEnvCfg) -> None:
-        if not isinstance(cfg.decimation, int) or cfg.decimation < 1:
-            raise RobolearnError(f"decimation must be an integer >= 1, got {cfg.decimation!r}")
-        if not 0 < cfg.episode_length_s < math.inf:
-            raise RobolearnError(
-                f"episode_length_s must be a finite number > 0, got {cfg.episode_length_s}"
-            )
+        _check_timing(cfg)
         self.cfg = cfg
         torch.manual_seed(cfg.seed)
         self.scene = Scene(cfg.scene, cfg.sim)
@@ -115,7 +111,12 @@ class ManagerBasedRLEnv:
         """Put each step's pre-reset observations in ``extras["final_obs"]`` (costs one more
         observation pass per step; the gymnasium adapter turns it on)."""
         self.extras: dict = {"log": {}}
+        self.reset_terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self.reset_time_outs = torch.zeros_like(self.reset_terminated)
+        self._build_managers()
 
+    def _build_managers(self) -> None:
+        cfg = self.cfg
         # Commands first: observations and rewards read them while the others are built.
         self.command_manager = CommandManager(cfg.commands, self)
         self.action_manager = ActionManager(cfg.actions, self)
@@ -124,11 +125,11 @@ class ManagerBasedRLEnv:
         self.reward_manager = RewardManager(cfg.rewards, self)
         self.curriculum_manager = CurriculumManager(cfg.curriculum, self)
         self.event_manager.apply("startup")
-        self._reset_envs(self.all_env_ids)
+        self._begin_episodes(self.all_env_ids)  # every episode length is 0 already
+        # Observations last: building them computes one observation (it sizes the groups),
+        # which must be of the reset state; a new manager has nothing to reset.
         self.observation_manager = ObservationManager(cfg.observations, self)
         self.obs_buf = self.observation_manager.compute()
-        self.reset_terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        self.reset_time_outs = torch.zeros_like(self.reset_terminated)
 
     # ---- sizes ------------------------------------------------------------------------
 
@@ -158,7 +159,7 @@ class ManagerBasedRLEnv:
 
         self.episode_length_buf += 1
         self.common_step_counter += 1
-        diverged = self.engine.nonfinite()
+        diverged = self.engine.diverged()
         self.diverged = diverged
 
         # A diverged env's terms read garbage (NaN, or MuJoCo's reset to qpos0 mid-step):
@@ -170,20 +171,12 @@ class ManagerBasedRLEnv:
         reward = self.reward_manager.compute(self.step_dt, exclude=diverged)
 
         self.extras = {"log": {}}
-        reset_ids = dones.nonzero().flatten()
         if self.record_final_obs:
             # The observation the finished episodes ended in, before their reset overwrites
             # it (gymnasium's same-step autoreset hands it out). History terms repeat the
             # current value here rather than advancing their history.
             self.extras["final_obs"] = self.observation_manager.compute(update_history=False)
-        if reset_ids.numel() > 0:
-            # the one host sync of a step with resets, as before: the count decides below
-            # whether episode means must leave diverged envs out
-            num_diverged = int(diverged.sum())
-            self.nonfinite_resets += num_diverged
-            self.extras["log"]["Episode_Termination/nonfinite"] = num_diverged
-            keep = ~diverged[reset_ids] if num_diverged else None
-            self._reset_envs(reset_ids, keep=keep, num_kept=reset_ids.numel() - num_diverged)
+        self._reset_finished(dones.nonzero().flatten(), diverged)
 
         self.command_manager.compute(self.step_dt)
         if self.event_manager.has_mode("interval"):
@@ -192,16 +185,71 @@ class ManagerBasedRLEnv:
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, reward, self.reset_terminated, self.reset_time_outs, self.extras
 
-    def _reset_envs(
+    def _reset_finished(self, reset_ids: torch.Tensor, diverged: torch.Tensor) -> None:
+        """Reset the envs whose episodes ended in this step, leaving the diverged ones out
+        of the logged means."""
+        if reset_ids.numel() == 0:
+            return
+        # the one host sync of a step with resets: the count decides whether episode means
+        # must leave diverged envs out
+        num_diverged = int(diverged.sum())
+        self.nonfinite_resets += num_diverged
+        self.extras["log"]["Episode_Termination/nonfinite"] = num_diverged
+        keep = ~diverged[reset_ids] if num_diverged else None
+        self._reset_idx(reset_ids, keep=keep, num_kept=reset_ids.numel() - num_diverged)
+
+    # ---- resets -----------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+        """Reset every env (reseeding torch first if ``seed`` is given); returns (obs, extras)."""
+        if seed is not None:
+            torch.manual_seed(seed)
+        return self.reset_envs(self.all_env_ids)
+
+    def reset_envs(
+        self, env_ids: torch.Tensor | Sequence[int]
+    ) -> tuple[dict[str, torch.Tensor], dict]:
+        """Start new episodes in ``env_ids`` (indices or a boolean mask) now, between steps
+        (e.g. a viewer's reset button), and recompute the observations; returns (obs,
+        extras) as :meth:`reset`, ``extras["log"]`` holding the ended episodes' statistics.
+        """
+        env_ids = self.engine.env_ids(env_ids)
+        self.extras = {"log": {}}
+        with single_threaded(self.device):
+            self._reset_idx(env_ids)
+            self.obs_buf = self.observation_manager.compute()
+        return self.obs_buf, self.extras
+
+    def _reset_idx(
         self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int = 0
     ) -> None:
-        """Start new episodes in ``env_ids``: curriculum, physics, events, managers, logs.
+        """Start new episodes in ``env_ids``; the observations are computed by the caller.
 
         ``keep`` ((len(env_ids),) bool, ``num_kept`` of them true) names the episodes that
         the logged means average (the others ended by divergence); None: all of them.
         """
+        log = self._begin_episodes(env_ids, keep, num_kept)
+        log.update(self.observation_manager.reset(env_ids))
+        self.episode_length_buf[env_ids] = 0
+
+    def _begin_episodes(
+        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int = 0
+    ) -> dict:
+        """A reset up to the observation manager's: curriculum, physics, events, the other
+        managers; returns ``extras["log"]`` with their logs added."""
         log = self.extras.setdefault("log", {})
         log.update(self.curriculum_manager.compute(env_ids))
+        self._reset_physics(env_ids)
+        log.update(self.action_manager.reset(env_ids))
+        log.update(self.reward_manager.reset(env_ids, keep=keep, num_kept=num_kept))
+        log.update(self.termination_manager.reset(env_ids))
+        log.update(self.command_manager.reset(env_ids, keep=keep, num_kept=num_kept))
+        log.update(self.event_manager.reset(env_ids))
+        log.update(self.curriculum_manager.reset(env_ids))
+        return log
+
+    def _reset_physics(self, env_ids: torch.Tensor) -> None:
+        """The default state, then the reset events, then the forward pass, for ``env_ids``."""
         qpos = self.scene.default_qpos.expand(env_ids.numel(), -1)
         self.engine.reset(env_ids, qpos=qpos, forward=False)
         self.engine.ctrl[env_ids] = self.scene.default_ctrl
@@ -211,24 +259,15 @@ class ManagerBasedRLEnv:
         self.event_manager.apply("reset", env_ids)
         self.engine.forward_envs(env_ids)
         self.scene.invalidate()
-        log.update(self.action_manager.reset(env_ids))
-        log.update(self.reward_manager.reset(env_ids, keep=keep, num_kept=num_kept))
-        log.update(self.termination_manager.reset(env_ids))
-        log.update(self.command_manager.reset(env_ids, keep=keep, num_kept=num_kept))
-        log.update(self.event_manager.reset(env_ids))
-        if hasattr(self, "observation_manager"):
-            log.update(self.observation_manager.reset(env_ids))
-        self.episode_length_buf[env_ids] = 0
-
-    def reset(self, seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
-        """Reset every env (reseeding torch first if ``seed`` is given); returns (obs, extras)."""
-        if seed is not None:
-            torch.manual_seed(seed)
-        self.extras = {"log": {}}
-        with single_threaded(self.device):
-            self._reset_envs(self.all_env_ids)
-            self.obs_buf = self.observation_manager.compute()
-        return self.obs_buf, self.extras
 
     def close(self) -> None:
         """Release the engine (its memory goes when the env is garbage collected)."""
+
+
+def _check_timing(cfg: ManagerBasedRLEnvCfg) -> None:
+    if not isinstance(cfg.decimation, int) or cfg.decimation < 1:
+        raise RobolearnError(f"decimation must be an integer >= 1, got {cfg.decimation!r}")
+    if not 0 < cfg.episode_length_s < math.inf:
+        raise RobolearnError(
+            f"episode_length_s must be a finite number > 0, got {cfg.episode_length_s}"
+        )

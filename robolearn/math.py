@@ -39,11 +39,6 @@ def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     )
 
 
-def quat_conjugate(q: torch.Tensor) -> torch.Tensor:
-    """The inverse rotation of unit quaternions."""
-    return torch.cat((q[..., :1], -q[..., 1:]), dim=-1)
-
-
 def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
     """Heading angle (rotation about world z) of quaternions, in (-pi, pi]."""
     w, x, y, z = q.unbind(-1)

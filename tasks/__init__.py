@@ -1,5 +1,7 @@
 """Tasks: one module per task (commands, rewards, terminations, events, agent config).
 
+``locomotion`` is not a task: it holds the event terms the legged tasks share.
+
 Importing this package registers every shipped task with :mod:`robolearn.registry`.
 """
 

@@ -87,7 +87,6 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
 
 def agent_cfg() -> AgentCfg:
     return AgentCfg(
-        experiment_name="cartpole_balance",
         num_steps_per_env=16,
         max_iterations=150,
         save_interval=50,

@@ -18,6 +18,7 @@ Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
 from __future__ import annotations
 
 from robolearn.envs.humanoid import LEG_JOINTS, humanoid_scene
+from robolearn.tasks.locomotion import body_mass, foot_friction, push_base, reset_base
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -146,40 +147,20 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             ),
         },
         events={
-            "friction": EventTermCfg(
-                func=mdp.randomize_friction,
-                mode="startup",
-                params={"friction_range": (0.5, 1.25), "geoms": ".*_foot"},
-            ),
-            "torso_mass": EventTermCfg(
-                func=mdp.randomize_body_mass,
-                mode="startup",
-                params={"bodies": "torso", "mass_range": (-1.0, 3.0)},
-            ),
+            "friction": foot_friction((0.5, 1.25)),
+            "torso_mass": body_mass("torso", (-1.0, 3.0)),
             "actuator_gains": EventTermCfg(
                 func=mdp.randomize_actuator_gains,
                 mode="startup",
                 params={"stiffness_scale": (0.9, 1.1), "damping_scale": (0.9, 1.1)},
             ),
-            "reset_base": EventTermCfg(
-                func=mdp.reset_root_state_uniform,
-                mode="reset",
-                params={
-                    "pose_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5), "yaw": (-3.14, 3.14)},
-                    "velocity_range": {"x": (-0.2, 0.2), "y": (-0.2, 0.2), "yaw": (-0.2, 0.2)},
-                },
-            ),
+            "reset_base": reset_base(speed=0.2),
             "reset_joints": EventTermCfg(
                 func=mdp.reset_joints_by_offset,
                 mode="reset",
                 params={"position_range": (-0.05, 0.05)},
             ),
-            "push": EventTermCfg(
-                func=mdp.push_by_setting_velocity,
-                mode="interval",
-                interval_range_s=(10.0, 15.0),
-                params={"velocity_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5)}},
-            ),
+            "push": push_base(),
         },
     )
 
@@ -194,7 +175,6 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 
 def agent_cfg() -> AgentCfg:
     return AgentCfg(
-        experiment_name="humanoid_walk",
         num_steps_per_env=24,
         max_iterations=1000,
         save_interval=50,

@@ -7,6 +7,7 @@ commands, with friction, mass and push randomization and a command-range curricu
 from __future__ import annotations
 
 from robolearn.envs.quadruped import quadruped_scene
+from robolearn.tasks.locomotion import body_mass, foot_friction, push_base, reset_base
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -99,33 +100,13 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             ),
         },
         events={
-            "friction": EventTermCfg(
-                func=mdp.randomize_friction,
-                mode="startup",
-                params={"friction_range": (0.6, 1.25), "geoms": ".*_foot"},
-            ),
-            "trunk_mass": EventTermCfg(
-                func=mdp.randomize_body_mass,
-                mode="startup",
-                params={"bodies": "trunk", "mass_range": (-1.0, 2.0)},
-            ),
-            "reset_base": EventTermCfg(
-                func=mdp.reset_root_state_uniform,
-                mode="reset",
-                params={
-                    "pose_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5), "yaw": (-3.14, 3.14)},
-                    "velocity_range": {"x": (-0.3, 0.3), "y": (-0.3, 0.3), "yaw": (-0.3, 0.3)},
-                },
-            ),
+            "friction": foot_friction((0.6, 1.25)),
+            "trunk_mass": body_mass("trunk", (-1.0, 2.0)),
+            "reset_base": reset_base(speed=0.3),
             "reset_joints": EventTermCfg(
                 func=mdp.reset_joints_by_scale, mode="reset", params={"position_range": (0.8, 1.2)}
             ),
-            "push": EventTermCfg(
-                func=mdp.push_by_setting_velocity,
-                mode="interval",
-                interval_range_s=(10.0, 15.0),
-                params={"velocity_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5)}},
-            ),
+            "push": push_base(),
         },
         curriculum={
             "command_levels": CurriculumTermCfg(
@@ -153,7 +134,6 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 
 def agent_cfg() -> AgentCfg:
     return AgentCfg(
-        experiment_name="quadruped_walk",
         num_steps_per_env=24,
         max_iterations=300,
         save_interval=50,

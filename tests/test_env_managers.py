@@ -22,6 +22,7 @@ from robolearn.managers import (
     EventTermCfg,
     JointEffortAction,
     JointEffortActionCfg,
+    ManagerTerm,
     ObservationGroupCfg,
     ObservationTermCfg,
     TerminationTermCfg,
@@ -585,3 +586,82 @@ def test_gait_contact_compares_speed_and_yaw_rate_with_their_own_thresholds():
     # the yaw-rate threshold is its own (rad/s)
     value = mdp.feet_gait_contact(env, **params, min_yaw_rate=1.0)
     torch.testing.assert_close(value[1], standing[1])
+
+
+# ---- one manager shape: terms built once, live configs, resets -------------------------
+
+
+class _ResetCounter(ManagerTerm):
+    """A stateful curriculum term that only records the envs it was reset for."""
+
+    def __init__(self, cfg, env) -> None:
+        super().__init__(cfg, env)
+        self.resets: list[list[int]] = []
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.resets.append(env_ids.tolist())
+
+    def __call__(self, env, env_ids) -> None:
+        return None
+
+
+def test_managers_hand_out_live_term_configs_and_refuse_what_they_fixed():
+    env = make("quadruped_walk", num_envs=4)
+    assert env.reward_manager.active_terms == list(env.cfg.rewards)
+    assert env.observation_manager.active_terms == ["policy"]
+    push = env.event_manager.get_term_cfg("push")
+    assert push is env.cfg.events["push"]
+    assert env.command_manager.get_term_cfg("base_velocity") is (
+        env.command_manager.terms["base_velocity"].cfg
+    )
+    with pytest.raises(RobolearnError, match="no event term 'pusj'; events: "):
+        env.event_manager.get_term_cfg("pusj")
+    refused = [
+        (env.event_manager, "push", dataclasses.replace(push, mode="reset")),
+        (
+            env.termination_manager,
+            "trunk_contact",
+            dataclasses.replace(env.cfg.terminations["trunk_contact"], time_out=True),
+        ),
+        (env.action_manager, "joint_pos", env.cfg.actions["joint_pos"]),
+        (env.command_manager, "base_velocity", env.cfg.commands["base_velocity"]),
+        (env.observation_manager, "policy", env.cfg.observations["policy"]),
+    ]
+    for manager, name, cfg in refused:
+        with pytest.raises(RobolearnError, match=rf"{manager.section}\.{name}: "):
+            manager.set_term_cfg(name, cfg)
+    # a new function is resolved, and applies from the next step
+    always = TerminationTermCfg(func=lambda env: torch.ones(env.num_envs, dtype=torch.bool))
+    env.termination_manager.set_term_cfg("trunk_contact", always)
+    _, _, terminated, _, _ = env.step(zeros(env))
+    assert terminated.all()
+    with pytest.raises(RobolearnError, match="unknown param"):
+        bad = dataclasses.replace(always, params={"nope": 1})
+        env.termination_manager.set_term_cfg("trunk_contact", bad)
+
+
+def test_reset_envs_starts_new_episodes_in_those_envs_only():
+    def edit(cfg):
+        cfg.curriculum = {"counter": CurriculumTermCfg(func=_ResetCounter)}
+
+    env = make("cartpole_balance", num_envs=4, edit=edit)
+    counter = env.curriculum_manager._terms["counter"]
+    assert counter.resets == [[0, 1, 2, 3]]  # the first reset, when the env was built
+    for _ in range(3):
+        env.step(zeros(env))
+    obs, extras = env.reset_envs(torch.tensor([2]))
+    assert env.episode_length_buf.tolist() == [3, 3, 0, 3]
+    assert obs is env.obs_buf and "Episode_Reward/alive" in extras["log"]
+    assert counter.resets[-1] == [2]  # class terms of every manager are reset
+    env.reset_envs([True, False, False, False])  # a mask, or a list, as the engine takes
+    assert env.episode_length_buf.tolist() == [0, 3, 0, 3]
+
+
+def test_root_quantities_need_a_floating_base():
+    env = make("cartpole_balance", num_envs=2)
+    with pytest.raises(RobolearnError, match=r"set scene\.root_body"):
+        env.scene.require_floating_base()
+    with pytest.raises(RobolearnError, match=r"set scene\.root_body"):
+        env.scene.root_pos_w  # noqa: B018 - the read is the test
+    scene = make("quadruped_walk", num_envs=2).scene
+    assert scene.require_floating_base() == scene.body_ids("trunk")[0]

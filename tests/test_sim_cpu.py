@@ -207,6 +207,38 @@ def test_diverged_env_is_reported_once_and_alone(humanoid_scene):
     assert torch.isfinite(engine.qpos).all()  # MuJoCo reset it
 
 
+def test_diverged_is_the_check_and_nonfinite_its_older_name(humanoid_scene):
+    engine = make_engine(humanoid_scene, 3, "cpu")
+    engine.reset(qpos=stand_state(engine)[0])
+    engine.qvel[1, 0] = float("nan")
+    engine.step(1)
+    assert engine.diverged().tolist() == [False, True, False]
+    engine.qvel[0, 0] = float("nan")
+    engine.step(1)
+    assert engine.nonfinite().tolist() == [True, False, False]  # the same check, once
+
+
+def test_engine_times_its_own_calls_only_when_asked(humanoid_scene):
+    engine = make_engine(humanoid_scene, 4, "cpu")
+    assert engine.timer is None
+    with engine.timed() as timer:
+        engine.reset(qpos=stand_state(engine)[0])  # forwards the reset envs inside
+        for _ in range(3):
+            engine.step(2)
+            engine.diverged()
+        engine.forward_envs(torch.tensor([1]))
+    assert engine.timer is None  # restored after the block
+    assert timer.calls == {"step": 3, "forward": 0, "forward_envs": 1, "reset": 1, "diverged": 3}
+    assert all(timer.seconds[c] > 0 for c in ("step", "forward_envs", "reset", "diverged"))
+    assert timer.seconds["forward"] == 0.0
+    assert timer.total() == pytest.approx(sum(timer.seconds.values()))
+    assert timer.total("step", "reset") == timer.seconds["step"] + timer.seconds["reset"]
+    engine.step(1)  # outside the block: not counted
+    assert timer.calls["step"] == 3
+    timer.clear()
+    assert timer.total() == 0.0 and not any(timer.calls.values())
+
+
 @pytest.mark.parametrize("nthread", [1, 2])
 def test_thread_count_is_honoured(humanoid_scene, nthread):
     assert make_engine(humanoid_scene, 4, "cpu", nthread=nthread).batch.nthread == nthread

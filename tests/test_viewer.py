@@ -514,13 +514,8 @@ class FakeEnv:
     def reset(self) -> None:
         raise RuntimeError("reset exploded")
 
-    def _reset_envs(self, ids) -> None:
+    def reset_envs(self, ids) -> None:
         self.resets.append(ids.tolist())
-
-    class observation_manager:  # noqa: N801  (an attribute, as on the real env)
-        @staticmethod
-        def compute() -> None:
-            return None
 
 
 def test_session_validates_commands_on_submit():

@@ -2,6 +2,8 @@
 
 Term vocabulary follows Isaac Lab (``RewardTermCfg(func, weight, params)``, observation
 groups, event modes startup/reset/interval, ``time_out`` terminations), so tasks port over.
+Every manager is a :class:`ManagerBase`: it builds its terms once, resets their state for
+the envs that reset, and hands out their live configs (``get_term_cfg``/``set_term_cfg``).
 """
 
 from robolearn.managers.action import (
@@ -13,7 +15,7 @@ from robolearn.managers.action import (
     JointPositionAction,
     JointPositionActionCfg,
 )
-from robolearn.managers.base import ManagerTerm, TermCfg
+from robolearn.managers.base import ClassTermManager, ManagerBase, ManagerTerm, TermCfg
 from robolearn.managers.command import (
     CommandManager,
     CommandTerm,
@@ -42,6 +44,7 @@ __all__ = [
     "ActionManager",
     "ActionTerm",
     "ActionTermCfg",
+    "ClassTermManager",
     "CommandManager",
     "CommandTerm",
     "CommandTermCfg",
@@ -55,6 +58,7 @@ __all__ = [
     "JointEffortActionCfg",
     "JointPositionAction",
     "JointPositionActionCfg",
+    "ManagerBase",
     "ManagerTerm",
     "NoiseCfg",
     "ObservationGroupCfg",

@@ -20,6 +20,7 @@ import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.managers.base import ClassTermManager
 from robolearn.math import columns
 
 if TYPE_CHECKING:
@@ -134,22 +135,18 @@ class JointEffortActionCfg(ActionTermCfg):
     class_type: type[ActionTerm] | None = JointEffortAction
 
 
-class ActionManager:
+class ActionManager(ClassTermManager[ActionTerm]):
     """Splits the policy's action vector among the action terms, in config order."""
+
+    section = "actions"
+    term_kind = "action term"
+    term_type = ActionTerm
+    examples = "JointPositionAction, JointEffortAction"
 
     def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagerBasedRLEnv) -> None:
         if not cfg:
             raise RobolearnError("a task needs at least one action term")
-        self.terms: dict[str, ActionTerm] = {}
-        for name, term_cfg in cfg.items():
-            term_cls = getattr(term_cfg, "class_type", None)
-            if not (isinstance(term_cls, type) and issubclass(term_cls, ActionTerm)):
-                raise RobolearnError(
-                    f"actions.{name}: {type(term_cfg).__name__}.class_type must be an "
-                    f"ActionTerm subclass (e.g. JointPositionAction, JointEffortAction), "
-                    f"got {term_cls!r}"
-                )
-            self.terms[name] = term_cls(term_cfg, env, name)
+        super().__init__(cfg, env)
         self.total_action_dim = sum(t.action_dim for t in self.terms.values())
         self.action = torch.zeros(env.num_envs, self.total_action_dim, device=env.device)
         """(N, total_action_dim) the latest raw action from the policy."""
@@ -157,6 +154,7 @@ class ActionManager:
         """(N, total_action_dim) the raw action one env step earlier."""
 
     def process_action(self, action: torch.Tensor) -> None:
+        """Keep ``action`` (and the previous one) and give each term its slice."""
         if action.shape != self.action.shape:
             raise RobolearnError(
                 f"action must have shape {tuple(self.action.shape)}, got {tuple(action.shape)}"
@@ -169,12 +167,12 @@ class ActionManager:
             start += term.action_dim
 
     def apply_action(self) -> None:
+        """Write every term's processed action into the engine's controls."""
         for term in self.terms.values():
             term.apply_actions()
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Forget the last actions of ``env_ids``."""
         self.action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
-        for term in self.terms.values():
-            term.reset(env_ids)
-        return {}
+        return super().reset(env_ids)

@@ -1,4 +1,10 @@
-"""What every manager shares: term configs, term resolution, class-based terms."""
+"""What every manager shares: term configs, term resolution, class-based terms.
+
+:class:`ManagerBase` is the shape of every manager, as in Isaac Lab: it holds the env and
+its config (a dict of named term configs), builds each term once, resets the terms that keep
+state for the envs that reset, and hands out the live term configs. A manager adds only
+what its part of the step does with the terms.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import abc
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import torch
 
@@ -107,3 +113,124 @@ def check_term_output(value: torch.Tensor, num_envs: int, where: str) -> torch.T
             f"{where} returned {shape}; a term returns (num_envs,) or (num_envs, k)"
         )
     return value
+
+
+class ManagerBase:
+    """A manager of named terms: ``cfg`` maps each name to its term config.
+
+    By default a term is a function or a :class:`ManagerTerm` class (:func:`resolve_term`),
+    called with :attr:`term_args` first; :class:`ClassTermManager` builds objects from a
+    config's ``class_type`` instead. Subclasses set :attr:`section` and :attr:`term_kind`.
+    """
+
+    section: ClassVar[str] = ""
+    """The env config's field for this manager (``rewards``), named in error messages."""
+    term_kind: ClassVar[str] = "term"
+    """What one of its terms is called in messages (``reward term``)."""
+    term_args: ClassVar[tuple[str, ...]] = ("env",)
+    """What a function term takes before its params: ``env`` (and ``env_ids`` for terms
+    run on some envs)."""
+    replaceable: ClassVar[bool] = True
+    """Whether :meth:`set_term_cfg` may replace a term's config; False where terms are
+    objects built once from their configs (their fields are still read live)."""
+
+    def __init__(self, cfg: dict[str, Any], env: ManagerBasedRLEnv) -> None:
+        self.env = env
+        self.cfg = cfg
+        self._terms: dict[str, Any] = {
+            name: self._build_term(name, term_cfg) for name, term_cfg in cfg.items()
+        }
+
+    @property
+    def active_terms(self) -> list[str]:
+        """The names of the terms, in config order."""
+        return list(self._terms)
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Forget the terms' state for ``env_ids``; returns what to log (nothing here)."""
+        for term in self._terms.values():
+            self._reset_term(term, env_ids)
+        return {}
+
+    def get_term_cfg(self, name: str) -> Any:
+        """The config of term ``name``: the live object, read by the term as the env runs."""
+        self._check_name(name)
+        return self.cfg[name]
+
+    def set_term_cfg(self, name: str, cfg: Any) -> None:
+        """Replace the config of term ``name``; it applies from the next step.
+
+        A new ``func`` (or a new set of params) is resolved and its params checked as when
+        the env was built. Terms cannot be added or removed once the env is built.
+        """
+        self._check_name(name)
+        if not self.replaceable:
+            raise RobolearnError(
+                f"{self.section}.{name}: {self.term_kind}s are built once from their configs; "
+                "change the fields of get_term_cfg(name) instead"
+            )
+        self._check_replacement(name, cfg)
+        old = self.cfg[name]
+        if cfg.func is not old.func or cfg.params.keys() != old.params.keys():
+            self._terms[name] = self._build_term(name, cfg)
+        self.cfg[name] = cfg
+
+    # ---- for subclasses -----------------------------------------------------------------
+
+    def _build_term(self, name: str, cfg: Any) -> Any:
+        """The term a config names; raises RobolearnError naming ``section.name``."""
+        return resolve_term(cfg, self.env, f"{self.section}.{name}", self.term_args)
+
+    def _reset_term(self, term: Any, env_ids: torch.Tensor) -> None:
+        reset_term(term, env_ids)
+
+    def _check_replacement(self, name: str, cfg: Any) -> None:
+        """Raise RobolearnError if ``cfg`` may not replace term ``name``'s config (it changes
+        what the manager fixed when it was built); the default allows any."""
+
+    def _check_name(self, name: str) -> None:
+        if name not in self.cfg:
+            raise RobolearnError(
+                f"no {self.term_kind} {name!r}; {self.section}: {', '.join(self.cfg) or 'none'}"
+            )
+
+
+TermT = TypeVar("TermT")
+
+
+class ClassTermManager(ManagerBase, Generic[TermT]):
+    """A manager whose terms are objects of the class a config names in ``class_type``.
+
+    A term class takes ``(cfg, env, name)`` and has ``reset(env_ids)``. The terms are in
+    :attr:`terms`; their configs are read live through ``term.cfg``, so a curriculum changes
+    a field of :meth:`get_term_cfg`'s object; a whole new config would need a new term.
+    """
+
+    replaceable = False
+
+    term_type: ClassVar[type]
+    """The base class every term class must subclass."""
+    examples: ClassVar[str] = ""
+    """Term classes named in the error message when a config names none."""
+
+    @property
+    def terms(self) -> dict[str, TermT]:
+        """The term objects by name, in config order."""
+        return self._terms
+
+    def _term_class(self, cfg: Any) -> Any:
+        return getattr(cfg, "class_type", None)
+
+    def _build_term(self, name: str, cfg: Any) -> TermT:
+        term_cls = self._term_class(cfg)
+        if not (isinstance(term_cls, type) and issubclass(term_cls, self.term_type)):
+            kind = self.term_type.__name__
+            article = "an" if kind[0] in "AEIOU" else "a"
+            raise RobolearnError(
+                f"{self.section}.{name}: {type(cfg).__name__}.class_type must be {article} "
+                f"{kind} subclass (e.g. {self.examples}), got {term_cls!r}"
+            )
+        return term_cls(cfg, self.env, name)
+
+    def _reset_term(self, term: Any, env_ids: torch.Tensor) -> None:
+        term.reset(env_ids)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.managers.base import ClassTermManager
 from robolearn.math import quat_rotate, sample_uniform, wrap_to_pi, yaw_from_quat, yaw_quat
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class CommandTerm(abc.ABC):
         """Called every step to accumulate metrics."""
 
     def resample(self, env_ids: torch.Tensor) -> None:
+        """Draw new commands, and new timers, for ``env_ids``."""
         if env_ids.numel() == 0:
             return
         lo, hi = self.cfg.resampling_time_range
@@ -71,6 +73,7 @@ class CommandTerm(abc.ABC):
         self._resample(env_ids)
 
     def compute(self, dt: float) -> None:
+        """One env step of ``dt`` seconds: metrics, timers, resampling, command update."""
         self._update_metrics()
         self.time_left -= dt
         # A tolerance, so that 50 steps of 0.02 s make 1 s despite float rounding.
@@ -119,7 +122,7 @@ class UniformVelocityCommand(CommandTerm):
 
     def __init__(self, cfg: UniformVelocityCommandCfg, env: ManagerBasedRLEnv, name: str) -> None:
         super().__init__(cfg, env, name)
-        env.scene._require_root()
+        env.scene.require_floating_base()
         n, dev = env.num_envs, env.device
         self._command = torch.zeros(n, 3, device=dev)
         self.heading_target = torch.zeros(n, device=dev)
@@ -233,6 +236,7 @@ class GaitPhaseCommand(CommandTerm):
         self._command[:, 1] = torch.cos(angle)
 
     def compute(self, dt: float) -> None:
+        """Advance the phase by ``dt``; there is no timer."""
         self.phase = torch.remainder(self.phase + dt / self.cfg.period_s, 1.0)
         self._update_command()
 
@@ -243,54 +247,48 @@ class GaitPhaseCommandCfg(CommandTermCfg):
 
     The phase runs from 0 to 1 once per ``period_s``; see :class:`GaitPhaseCommand` for
     which foot is meant to be down when. The starting phase is drawn uniformly at every
-    reset, so envs do not step in unison.
+    reset, so envs do not step in unison; the clock is not resampled during an episode
+    (``resampling_time_range`` is not used).
     """
 
     class_type: type[CommandTerm] | None = GaitPhaseCommand
     period_s: float = 0.8
     """Seconds per gait cycle (two steps for a biped)."""
-    resampling_time_range: tuple[float, float] = (1e9, 1e9)
-    """The clock is not resampled during an episode."""
 
 
 # Configs made usable with register_command, the older way to name a term class.
 _REGISTERED: dict[type, type[CommandTerm]] = {}
 
 
-def _term_class(cfg: CommandTermCfg) -> type[CommandTerm] | None:
-    """The class a config names: registered for its exact type, else its ``class_type``,
-    else registered for a base class of its type."""
-    registered = _REGISTERED.get(type(cfg))
-    if registered is not None:
-        return registered
-    term_cls = getattr(cfg, "class_type", None)
-    if term_cls is not None:
-        return term_cls
-    for base in type(cfg).__mro__[1:]:
-        if base in _REGISTERED:
-            return _REGISTERED[base]
-    return None
+class CommandManager(ClassTermManager[CommandTerm]):
+    """Holds the command terms; advances their timers each step and resets them."""
 
+    section = "commands"
+    term_kind = "command"
+    term_type = CommandTerm
+    examples = "UniformVelocityCommand, GaitPhaseCommand"
 
-class CommandManager:
     def __init__(self, cfg: dict[str, CommandTermCfg], env: ManagerBasedRLEnv) -> None:
-        self.terms: dict[str, CommandTerm] = {}
-        for name, term_cfg in cfg.items():
-            term_cls = _term_class(term_cfg)
-            if not (isinstance(term_cls, type) and issubclass(term_cls, CommandTerm)):
-                raise RobolearnError(
-                    f"commands.{name}: {type(term_cfg).__name__}.class_type must be a "
-                    f"CommandTerm subclass (e.g. UniformVelocityCommand, GaitPhaseCommand), "
-                    f"got {term_cls!r}"
-                )
-            self.terms[name] = term_cls(term_cfg, env, name)
+        super().__init__(cfg, env)
         # Terms whose reset takes keep (the built-in one does; an override written before
         # it may not, and then logs every episode).
         self._filters_logs = {
             t for t in self.terms.values() if "keep" in inspect.signature(t.reset).parameters
         }
 
+    def _term_class(self, cfg: CommandTermCfg) -> type[CommandTerm] | None:
+        """The class a config names: registered for its exact type, else its
+        ``class_type``, else registered for a base class of its type."""
+        registered = _REGISTERED.get(type(cfg))
+        if registered is not None:
+            return registered
+        term_cls = super()._term_class(cfg)
+        if term_cls is not None:
+            return term_cls
+        return next((_REGISTERED[b] for b in type(cfg).__mro__[1:] if b in _REGISTERED), None)
+
     def get_command(self, name: str) -> torch.Tensor:
+        """(N, k): the current command of term ``name``."""
         if name not in self.terms:
             raise RobolearnError(
                 f"no command {name!r}; commands: {', '.join(self.terms) or 'none'}"
@@ -298,6 +296,7 @@ class CommandManager:
         return self.terms[name].command
 
     def compute(self, dt: float) -> None:
+        """Advance every term by ``dt`` seconds (timers, resampling, metrics)."""
         for term in self.terms.values():
             term.compute(dt)
 

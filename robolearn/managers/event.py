@@ -13,12 +13,12 @@ positions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import TermCfg, reset_term, resolve_term
+from robolearn.managers.base import ManagerBase, TermCfg
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -36,26 +36,42 @@ class EventTermCfg(TermCfg):
     """For ``interval`` events: seconds between applications, drawn uniformly per env."""
 
 
-class EventManager:
+class EventManager(ManagerBase):
+    """Applies the event terms of a mode: at startup, for resetting envs, or on timers."""
+
+    section = "events"
+    term_kind = "event term"
+    term_args = ("env", "env_ids")
+
     def __init__(self, cfg: dict[str, EventTermCfg], env: ManagerBasedRLEnv) -> None:
-        self.env = env
-        self.cfg = cfg
-        self._terms = {}
         self._time_left: dict[str, torch.Tensor] = {}
-        for name, term in cfg.items():
-            if term.mode not in MODES:
-                raise RobolearnError(
-                    f"events.{name}.mode is {term.mode!r}; valid: {', '.join(MODES)}"
-                )
-            if term.mode == "interval":
-                lo_hi = term.interval_range_s
-                if lo_hi is None or len(lo_hi) != 2 or not 0 < lo_hi[0] <= lo_hi[1]:
-                    raise RobolearnError(
-                        f"events.{name}: interval events need interval_range_s=(low, high) "
-                        f"with 0 < low <= high, got {lo_hi}"
-                    )
-                self._time_left[name] = self._draw_interval(name, env.num_envs)
-            self._terms[name] = resolve_term(term, env, f"events.{name}", ("env", "env_ids"))
+        """Per interval term, (N,) seconds until each env's next application."""
+        super().__init__(cfg, env)
+
+    def _build_term(self, name: str, cfg: EventTermCfg) -> Any:
+        self._check_mode(name, cfg)
+        if cfg.mode == "interval" and name not in self._time_left:
+            self._time_left[name] = self._draw_interval(name, self.env.num_envs)
+        return super()._build_term(name, cfg)
+
+    def _check_mode(self, name: str, cfg: EventTermCfg) -> None:
+        if cfg.mode not in MODES:
+            raise RobolearnError(f"events.{name}.mode is {cfg.mode!r}; valid: {', '.join(MODES)}")
+        lo_hi = cfg.interval_range_s
+        if cfg.mode == "interval" and (
+            lo_hi is None or len(lo_hi) != 2 or not 0 < lo_hi[0] <= lo_hi[1]
+        ):
+            raise RobolearnError(
+                f"events.{name}: interval events need interval_range_s=(low, high) "
+                f"with 0 < low <= high, got {lo_hi}"
+            )
+
+    def _check_replacement(self, name: str, cfg: EventTermCfg) -> None:
+        if cfg.mode != self.cfg[name].mode:
+            raise RobolearnError(
+                f"events.{name}: the mode of an event cannot change once the env is built"
+            )
+        self._check_mode(name, cfg)
 
     def _draw_interval(self, name: str, n: int) -> torch.Tensor:
         lo, hi = self.cfg[name].interval_range_s
@@ -68,23 +84,26 @@ class EventManager:
             if term.mode != mode:
                 continue
             if mode == "interval":
-                time_left = self._time_left[name]
-                time_left -= dt
-                due = (time_left <= 1e-6).nonzero().flatten()  # tolerate float rounding
-                if due.numel() == 0:
+                ids = self._due(name, dt)
+                if ids is None:
                     continue
-                time_left[due] = self._draw_interval(name, due.numel())
-                fn(self.env, due, **term.params)
             else:
                 ids = env_ids if env_ids is not None else self.env.all_env_ids
-                fn(self.env, ids, **term.params)
+            fn(self.env, ids, **term.params)
             # A term may have written state that the next one reads through the scene.
             self.env.scene.invalidate()
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
-        for fn in self._terms.values():
-            reset_term(fn, env_ids)
-        return {}
+    def _due(self, name: str, dt: float) -> torch.Tensor | None:
+        """Advance interval term ``name``'s timers by ``dt``; the envs whose timer ran out
+        (with new timers drawn), or None."""
+        time_left = self._time_left[name]
+        time_left -= dt
+        due = (time_left <= 1e-6).nonzero().flatten()  # tolerate float rounding
+        if due.numel() == 0:
+            return None
+        time_left[due] = self._draw_interval(name, due.numel())
+        return due
 
     def has_mode(self, mode: str) -> bool:
+        """Whether any term runs in ``mode``."""
         return any(t.mode == mode for t in self.cfg.values())

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import (
+    ManagerBase,
     ManagerTerm,
     TermCfg,
     check_term_output,
@@ -96,83 +97,119 @@ class _History:
         self.fresh[env_ids] = True
 
 
-class ObservationManager:
-    """Computes every observation group; ``group_dims`` gives each group's width."""
+class _Group:
+    """One observation group: its terms in order, their histories and widths."""
+
+    def __init__(self, name: str, cfg: ObservationGroupCfg, env: ManagerBasedRLEnv) -> None:
+        if not cfg.terms:
+            raise RobolearnError(f"observations.{name} has no terms")
+        self.name, self.cfg, self.env = name, cfg, env
+        self.terms: list[tuple[str, ObservationTermCfg, Any]] = [
+            (term, tcfg, resolve_term(tcfg, env, f"observations.{name}.{term}"))
+            for term, tcfg in cfg.terms.items()
+        ]
+        self.histories: dict[str, _History] = {}
+        self.dims: dict[str, int] = {}
+        """Each term's width in the group's tensor, known once the group was computed."""
+
+    def compute(self, raw: dict[tuple, torch.Tensor], update_history: bool) -> torch.Tensor:
+        """The group's (num_envs, dim) float32 tensor; ``raw`` holds the terms' outputs
+        that groups computed earlier in the same call, to be shared."""
+        parts = []
+        fresh = False  # whether parts[0] is a tensor made here (not a term's own memory)
+        for name, tcfg, fn in self.terms:
+            value = self._raw(name, tcfg, fn, raw)
+            value, fresh = self._transform(name, tcfg, value, update_history)
+            self.dims[name] = value.shape[-1]
+            parts.append(value)
+        if len(parts) > 1:
+            return torch.cat(parts, dim=-1)
+        # A term's output may be memory that changes in place later in the step or in the
+        # next one: a view of the engine's state (sensor, or joint_pos on the float32 Warp
+        # engines), the action buffer (last_action), a command. The group must not alias
+        # it: the learner stores this tensor as the observation the policy acted on, and
+        # final_obs must outlive the reset.
+        return parts[0] if fresh else parts[0].clone()
+
+    def _raw(self, name: str, tcfg: ObservationTermCfg, fn: Any, raw: dict) -> torch.Tensor:
+        """The term's output, (num_envs, k) float32, computed once per call per key."""
+        key = _term_key(fn, tcfg.params)
+        value = raw.get(key) if key is not None else None
+        if value is None:
+            where = f"observations.{self.name}.{name}"
+            value = check_term_output(fn(self.env, **tcfg.params), self.env.num_envs, where)
+            value = value.float()
+            if key is not None:
+                raw[key] = value
+        return value.unsqueeze(-1) if value.dim() == 1 else value
+
+    def _transform(
+        self, name: str, tcfg: ObservationTermCfg, value: torch.Tensor, update_history: bool
+    ) -> tuple[torch.Tensor, bool]:
+        """Noise, clip, scale and history; returns the value and whether it is a new
+        tensor (False: it may be the term's own memory)."""
+        transformed = False
+        if self.cfg.enable_corruption and tcfg.noise is not None:
+            value, transformed = value + _noise(tcfg.noise, value), True
+        if tcfg.clip is not None:
+            value, transformed = value.clamp(*tcfg.clip), True
+        if tcfg.scale is not None:
+            value, transformed = value * tcfg.scale, True
+        override = self.cfg.history_length
+        length = tcfg.history_length if override is None else override
+        if length > 0:
+            history = self.histories.get(name)
+            if history is None:
+                n, dim = self.env.num_envs, value.shape[-1]
+                history = self.histories[name] = _History(length, n, dim, value.device)
+            value = history.push(value) if update_history else value.repeat(1, length)
+            transformed = True
+        return value, transformed
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Start the histories of ``env_ids`` afresh and reset their class terms."""
+        for history in self.histories.values():
+            history.reset(env_ids)
+        for _, _, fn in self.terms:
+            reset_term(fn, env_ids)
+
+
+class ObservationManager(ManagerBase):
+    """Computes every observation group; ``group_dims`` gives each group's width.
+
+    Its terms, as :class:`ManagerBase` sees them, are the groups: a group's terms and
+    widths are fixed once the env is built, while each term's config is read live.
+    """
+
+    section = "observations"
+    term_kind = "observation group"
+    replaceable = False
 
     def __init__(self, cfg: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv) -> None:
         if not cfg:
             raise RobolearnError("a task needs at least one observation group (e.g. 'policy')")
-        self.env = env
-        self.cfg = cfg
-        self._terms: dict[str, list[tuple[str, ObservationTermCfg, object]]] = {}
-        for group_name, group in cfg.items():
-            if not group.terms:
-                raise RobolearnError(f"observations.{group_name} has no terms")
-            self._terms[group_name] = [
-                (name, tcfg, resolve_term(tcfg, env, f"observations.{group_name}.{name}"))
-                for name, tcfg in group.terms.items()
-            ]
-        self._histories: dict[tuple[str, str], _History] = {}
-        self.term_dims: dict[str, dict[str, int]] = {}
-        self.group_dims: dict[str, int] = {}
+        super().__init__(cfg, env)
+        self._terms: dict[str, _Group]
+        self.term_dims: dict[str, dict[str, int]] = {
+            name: group.dims for name, group in self._terms.items()
+        }
+        """Per group, each term's width."""
         sample = self.compute(update_history=False)
-        for group_name, value in sample.items():
-            self.group_dims[group_name] = value.shape[-1]
+        self.group_dims: dict[str, int] = {name: value.shape[-1] for name, value in sample.items()}
+        """Each group's width."""
 
-    def _history_length(self, group: str, tcfg: ObservationTermCfg) -> int:
-        override = self.cfg[group].history_length
-        return tcfg.history_length if override is None else override
+    def _build_term(self, name: str, cfg: ObservationGroupCfg) -> _Group:
+        return _Group(name, cfg, self.env)
+
+    def _reset_term(self, term: _Group, env_ids: torch.Tensor) -> None:
+        term.reset(env_ids)
 
     def compute(self, update_history: bool = True) -> dict[str, torch.Tensor]:
         """Every group as a (num_envs, dim) float32 tensor."""
-        out: dict[str, torch.Tensor] = {}
-        n = self.env.num_envs
         # Groups often share terms (a critic sees what the policy sees, without noise):
         # each distinct (function, params) is evaluated once per call.
         raw: dict[tuple, torch.Tensor] = {}
-        for group_name, terms in self._terms.items():
-            corrupt = self.cfg[group_name].enable_corruption
-            parts = []
-            dims = self.term_dims.setdefault(group_name, {})
-            fresh = False  # whether parts[0] is a tensor made here (not a term's own memory)
-            for name, tcfg, fn in terms:
-                key = _term_key(fn, tcfg.params)
-                value = raw.get(key) if key is not None else None
-                if value is None:
-                    where = f"observations.{group_name}.{name}"
-                    value = check_term_output(fn(self.env, **tcfg.params), n, where).float()
-                    if key is not None:
-                        raw[key] = value
-                if value.dim() == 1:
-                    value = value.unsqueeze(-1)
-                transformed = False
-                if corrupt and tcfg.noise is not None:
-                    value, transformed = value + _noise(tcfg.noise, value), True
-                if tcfg.clip is not None:
-                    value, transformed = value.clamp(*tcfg.clip), True
-                if tcfg.scale is not None:
-                    value, transformed = value * tcfg.scale, True
-                length = self._history_length(group_name, tcfg)
-                if length > 0:
-                    key = (group_name, name)
-                    if key not in self._histories:
-                        self._histories[key] = _History(length, n, value.shape[-1], value.device)
-                    history = self._histories[key]
-                    value = history.push(value) if update_history else value.repeat(1, length)
-                    transformed = True
-                dims[name] = value.shape[-1]
-                parts.append(value)
-                fresh = transformed
-            if len(parts) > 1:
-                out[group_name] = torch.cat(parts, dim=-1)
-            else:
-                # A term's output may be memory that changes in place later in the step or
-                # in the next one: a view of the engine's state (sensor, or joint_pos on
-                # the float32 Warp engines), the action buffer (last_action), a command.
-                # The group must not alias it: the learner stores this tensor as the
-                # observation the policy acted on, and final_obs must outlive the reset.
-                out[group_name] = parts[0] if fresh else parts[0].clone()
-        return out
+        return {name: group.compute(raw, update_history) for name, group in self._terms.items()}
 
     def term_slices(self, group: str) -> dict[str, slice]:
         """The columns of each term in group ``group``'s tensor, in order."""
@@ -190,14 +227,6 @@ class ObservationManager:
             for name, sl in self.term_slices(group).items()
             if any(c in cols for c in range(sl.start, sl.stop))
         ]
-
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
-        for history in self._histories.values():
-            history.reset(env_ids)
-        for terms in self._terms.values():
-            for _, _, fn in terms:
-                reset_term(fn, env_ids)
-        return {}
 
 
 def _term_key(fn: object, params: dict) -> tuple | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import TermCfg, check_term_output, reset_term, resolve_term
+from robolearn.managers.base import ManagerBase, TermCfg, check_term_output
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -33,49 +33,28 @@ class RewardTermCfg(TermCfg):
     """Multiplies the term (negative for a penalty); 0 disables it."""
 
 
-class RewardManager:
+class RewardManager(ManagerBase):
     """Evaluates the reward terms each step and keeps each term's episode sums.
 
     Term configs are read live: a change of a term's ``weight`` (or ``params``) takes effect
     at the next step, whether made on the config (``env.cfg.rewards[name]``) or through
-    :meth:`set_term_cfg`, so a curriculum can reweight terms while training.
+    :meth:`set_term_cfg`, so a curriculum can reweight terms while training. Terms cannot be
+    added or removed once the env is built: the episode sums have one column per term.
     """
 
+    section = "rewards"
+    term_kind = "reward term"
+
     def __init__(self, cfg: dict[str, RewardTermCfg], env: ManagerBasedRLEnv) -> None:
-        self.env = env
-        self.cfg = cfg
+        super().__init__(cfg, env)
         self.term_names = list(cfg)
-        self._terms = {name: resolve_term(t, env, f"rewards.{name}") for name, t in cfg.items()}
+        """The terms, in the order of the columns of :attr:`step_reward`."""
         n, dev = env.num_envs, env.device
         self._episode_sums = torch.zeros(n, len(cfg), device=dev)
         self.step_reward = torch.zeros(n, len(cfg), device=dev)
         """(N, num_terms): each term's contribution in the latest step (weight x value x dt)."""
         self._weight_key: tuple[float, ...] | None = None
         self._sync_weights()
-
-    # ---- term configs -------------------------------------------------------------------
-
-    def get_term_cfg(self, name: str) -> RewardTermCfg:
-        """The config of term ``name`` (the live object: changing it changes the reward)."""
-        self._check_name(name)
-        return self.cfg[name]
-
-    def set_term_cfg(self, name: str, cfg: RewardTermCfg) -> None:
-        """Replace the config of term ``name``; it applies from the next step.
-
-        A new ``func`` is resolved (and its params checked) as when the env was built.
-        Terms cannot be added or removed here: the episode sums have one column per term.
-        """
-        self._check_name(name)
-        if cfg.func is not self.cfg[name].func or cfg.params.keys() != self.cfg[name].params.keys():
-            self._terms[name] = resolve_term(cfg, self.env, f"rewards.{name}")
-        self.cfg[name] = cfg
-
-    def _check_name(self, name: str) -> None:
-        if name not in self.cfg:
-            raise RobolearnError(
-                f"no reward term {name!r}; terms: {', '.join(self.term_names) or 'none'}"
-            )
 
     def _sync_weights(self) -> None:
         """Rebuild the weight tensor and the active columns when a weight changed.
@@ -160,8 +139,7 @@ class RewardManager:
             sums = None
         if sums is not None and env_ids.numel():
             log = {f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)}
-        for fn in self._terms.values():
-            reset_term(fn, env_ids)
+        super().reset(env_ids)
         self._episode_sums[env_ids] = 0.0
         self.step_reward[env_ids] = 0.0
         return log

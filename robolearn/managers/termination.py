@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import TermCfg, reset_term, resolve_term
+from robolearn.managers.base import ManagerBase, TermCfg
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -28,18 +28,19 @@ class TerminationTermCfg(TermCfg):
     """True for a truncation (episode length, leaving the arena); False for a failure."""
 
 
-class TerminationManager:
+class TerminationManager(ManagerBase):
+    """Evaluates the termination terms each step, failures and time-outs apart."""
+
+    section = "terminations"
+    term_kind = "termination term"
+
     def __init__(self, cfg: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv) -> None:
         if not any(t.time_out for t in cfg.values()):
             raise RobolearnError(
                 "a task needs a time-out termination (e.g. mdp.time_out with time_out=True)"
             )
-        self.env = env
-        self.cfg = cfg
+        super().__init__(cfg, env)
         self.term_names = list(cfg)
-        self._terms = {
-            name: resolve_term(t, env, f"terminations.{name}") for name, t in cfg.items()
-        }
         n, dev = env.num_envs, env.device
         self.term_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
         """(N, num_terms): which terms fired in the latest step."""
@@ -55,6 +56,13 @@ class TerminationManager:
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
         self.last_episode_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
         """(N, num_terms): the terms that ended each env's previous episode (for viewers)."""
+
+    def _check_replacement(self, name: str, cfg: TerminationTermCfg) -> None:
+        if cfg.time_out != self.cfg[name].time_out:
+            raise RobolearnError(
+                f"terminations.{name}: whether a term is a time-out cannot change once the "
+                "env is built"
+            )
 
     def compute(self, exclude: torch.Tensor | None = None) -> torch.Tensor:
         """Evaluate every term; returns terminated | time_outs.
@@ -87,10 +95,11 @@ class TerminationManager:
         return ", ".join(names) if names else None
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Start new episodes in ``env_ids``; returns ``Episode_Termination/<term>``, how many
+        of them each term ended."""
         counts = self.term_dones[env_ids].sum(0)
         log = {f"Episode_Termination/{name}": counts[i] for i, name in enumerate(self.term_names)}
-        for fn in self._terms.values():
-            reset_term(fn, env_ids)
+        super().reset(env_ids)
         self.last_episode_dones[env_ids] = self.term_dones[env_ids]
         self.term_dones[env_ids] = False
         return log

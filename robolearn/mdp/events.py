@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.math import quat_from_euler_xyz, quat_mul, sample_uniform
+from robolearn.math import quat_from_euler_xyz, quat_mul, quat_rotate_inverse, sample_uniform
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -46,7 +46,7 @@ def reset_root_state_uniform(
     angular (rad/s) velocity.
     """
     scene, e = env.scene, env.engine
-    scene._require_root()
+    scene.require_floating_base()
     n = env_ids.numel()
     pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
     default = scene.default_qpos
@@ -57,8 +57,6 @@ def reset_root_state_uniform(
     if velocity_range:
         vel = _sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
         # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
-        from robolearn.math import quat_rotate_inverse
-
         ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
         e.qvel[env_ids, 0:6] = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
 
@@ -106,7 +104,7 @@ def push_by_setting_velocity(
     env: ManagerBasedRLEnv, env_ids: torch.Tensor, velocity_range: dict[str, tuple[float, float]]
 ) -> None:
     """Push the base: add a uniform velocity (linear world m/s; angular rad/s, base frame)."""
-    env.scene._require_root()
+    env.scene.require_floating_base()
     e = env.engine
     dv = _sample_axes(velocity_range, env_ids.numel(), "push_by_setting_velocity", env.device)
     e.qvel[env_ids, 0:6] += dv.to(e.dtype)

@@ -29,14 +29,6 @@ from robolearn.rl.session import build_setup
 from robolearn.threads import single_threaded
 
 
-def _rate(fn, seconds: float, per_call: int) -> float:
-    calls, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        fn()
-        calls += 1
-    return calls * per_call / elapsed
-
-
 def run_bench(
     task: str,
     num_envs: int | None,
@@ -46,79 +38,97 @@ def run_bench(
     train_iterations: int = 3,
     overrides: list[str] | None = None,
 ) -> dict[str, Any]:
+    """Measure ``task`` (see the module docstring): ``rounds`` runs of ``seconds`` each for
+    the env columns (their medians), then ``train_iterations`` timed PPO iterations."""
     from robolearn.adapters import RslRlVecEnv
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
 
     setup = build_setup(task, overrides or [], num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
-    n, dec, e = env.num_envs, env.cfg.decimation, env.engine
     agent = setup.agent_cfg.to_rsl_rl()
     agent["save_interval"] = 10**9
     runner = Runner(RslRlVecEnv(env), agent, device=str(env.device))
     policy = runner.get_inference_policy(device=str(env.device))
+    rates = _env_rates(env, policy, seconds, rounds)
+    iteration_s = _train_iteration_seconds(runner, env.device, train_iterations)
+    rates["env_steps_per_s_training"] = runner.cfg["num_steps_per_env"] * env.num_envs / iteration_s
+    return _result(task, env, rates)
 
-    engine_time = [0.0]
-    step, reset, forward_envs = e.step, e.reset, e.forward_envs
 
-    def timed(fn):
-        def call(*a, **k):
-            t = time.perf_counter()
-            out = fn(*a, **k)
-            engine_time[0] += time.perf_counter() - t
-            return out
+def _sync(device: torch.device) -> None:
+    """Wait for the GPU, so that a time measured on the host includes its work."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
-        return call
 
-    e.step, e.reset, e.forward_envs = timed(step), timed(reset), timed(forward_envs)
-
-    def sync() -> None:
-        if env.device.type == "cuda":
-            torch.cuda.synchronize(env.device)
-
-    from robolearn.rl.policy import act
-
+def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
+    """Medians over ``rounds`` of the physics, env and env + inference columns."""
+    n, dec = env.num_envs, env.cfg.decimation
     physics, env_rate, infer_rate = [], [], []
     with single_threaded(env.device):  # as the training loop's rollout
         for _ in range(rounds):
             env.reset()
-            engine_time[0], env_time, policy_time, steps = 0.0, 0.0, 0.0, 0
-            start = time.perf_counter()
-            while time.perf_counter() - start < seconds:
-                t0 = time.perf_counter()
-                actions = act(policy, env.obs_buf, n)
-                sync()
-                t1 = time.perf_counter()
-                env.step(actions)
-                sync()
-                env_time += time.perf_counter() - t1
-                policy_time += t1 - t0
-                steps += 1
-            physics.append(steps * n * dec / engine_time[0])
+            with env.engine.timed() as timer:
+                steps, env_time, policy_time = _policy_steps(env, policy, seconds)
+            # physics is what the env asks of the engine: substeps, resets and the forward
+            # passes after them
+            engine_time = timer.total("step", "reset", "forward_envs")
+            physics.append(steps * n * dec / engine_time)
             env_rate.append(steps * n / env_time)
             infer_rate.append(steps * n / (env_time + policy_time))
-    e.step, e.reset, e.forward_envs = step, reset, forward_envs
-
-    # Training: the runner's own loop, timed per iteration (the first one warms up).
-    times: list[float] = []
-    with contextlib.redirect_stdout(io.StringIO()):
-        for i in range(train_iterations + 1):
-            t = time.perf_counter()
-            runner.learn(i + 1, log=lambda _line: None, init_at_random_ep_len=False)
-            sync()
-            if i > 0:
-                times.append(time.perf_counter() - t)
-    per_iteration = runner.cfg["num_steps_per_env"] * n
-    result = {
-        "task": task,
-        "engine": e.name,
-        "device": str(env.device),
-        "num_envs": n,
-        "decimation": dec,
+    return {
         "physics_steps_per_s": statistics.median(physics),
         "env_steps_per_s": statistics.median(env_rate),
         "env_steps_per_s_inference": statistics.median(infer_rate),
-        "env_steps_per_s_training": per_iteration / statistics.median(times),
+    }
+
+
+def _policy_steps(env, policy, seconds: float) -> tuple[int, float, float]:
+    """Step ``env`` with ``policy`` for ``seconds``: (steps, env seconds, policy seconds)."""
+    from robolearn.rl.policy import act
+
+    env_time, policy_time, steps = 0.0, 0.0, 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        actions = act(policy, env.obs_buf, env.num_envs)
+        _sync(env.device)
+        t1 = time.perf_counter()
+        env.step(actions)
+        _sync(env.device)
+        env_time += time.perf_counter() - t1
+        policy_time += t1 - t0
+        steps += 1
+    return steps, env_time, policy_time
+
+
+def _train_iteration_seconds(runner, device: torch.device, iterations: int) -> float:
+    """Median seconds of one iteration of the runner's own loop (the first one warms up)."""
+    times: list[float] = []
+    with contextlib.redirect_stdout(io.StringIO()):
+        for i in range(iterations + 1):
+            t = time.perf_counter()
+            runner.learn(i + 1, log=lambda _line: None, init_at_random_ep_len=False)
+            _sync(device)
+            if i > 0:
+                times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _result(task: str, env, rates: dict[str, float]) -> dict[str, Any]:
+    """The report: the measured rates, what the run was, and the ratios to the ceiling."""
+    dec = env.cfg.decimation
+    result = {
+        "task": task,
+        "engine": env.engine.name,
+        "device": str(env.device),
+        "num_envs": env.num_envs,
+        "decimation": dec,
+        "physics_steps_per_s": rates["physics_steps_per_s"],
+        "env_steps_per_s": rates["env_steps_per_s"],
+        "env_steps_per_s_inference": rates["env_steps_per_s_inference"],
+        "env_steps_per_s_training": rates["env_steps_per_s_training"],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     ceiling = result["physics_steps_per_s"] / dec

@@ -4,8 +4,13 @@
 managers what every task needs by name: the robot's joints (its hinge and slide joints, in
 qpos order), actuators, bodies, sites and sensors; the state of a floating root (a free
 joint); and the default joint positions each env resets around.
+
+Modules: ``config`` (SceneCfg, SimCfg), ``assembly`` (MJCF path and engine), ``names``
+(names and regex lookups), ``defaults`` (the reset state), ``cache`` (state computed once
+per env step) and ``scene`` (the Scene, and its state each step).
 """
 
-from robolearn.scene.scene import Scene, SceneCfg, SimCfg
+from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.scene import Scene
 
 __all__ = ["Scene", "SceneCfg", "SimCfg"]

@@ -9,6 +9,9 @@ on a GPU in a CUDA graph, float32), ``warp-cpu`` (MuJoCo Warp on warp's CPU devi
 testing the GPU code path anywhere), and ``auto``: ``cuda`` when CUDA is available, else
 ``cpu``.
 
+``engine.diverged()`` names the envs whose physics went wrong in the last step;
+``with engine.timed() as timer:`` measures the seconds spent in each engine call.
+
 MuJoCo's warnings (a diverged simulation, a full contact buffer) are rate-limited once an
 engine is made: see :mod:`robolearn.sim.messages`.
 """
@@ -24,6 +27,7 @@ from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.sim import messages
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
 from robolearn.sim.model import CONTACT_FORCE_SENSOR, ModelSource, compile_model, load_spec
+from robolearn.sim.timer import EngineTimer
 
 ENGINES = ("auto", "cpu", "cuda", "warp-cpu")
 
@@ -32,6 +36,7 @@ __all__ = [
     "DEFAULT_PER_ENV_FIELDS",
     "ENGINES",
     "Engine",
+    "EngineTimer",
     "compile_model",
     "load_spec",
     "make_engine",

@@ -58,27 +58,12 @@ class CpuEngine(Engine):
         super().__init__(model, num_envs, torch.device("cpu"), per_env_fields)
         self.nthread = int(nthread) if nthread else available_cores()
         self.batch = mjbatch.Batch(model, self.num_envs, self.nthread)
-        n, b = self.num_envs, self.batch
+        b = self.batch
         # Derived fields must be bound before the first call: the batch copies out only
         # the fields that are bound.
-        self.qpos = _tensor(b.bind("qpos"))
-        self.qvel = _tensor(b.bind("qvel"))
-        self.ctrl = _tensor(b.bind("ctrl"))
-        self.qfrc_applied = _tensor(b.bind("qfrc_applied"))
-        self.xfrc_applied = _tensor(b.bind("xfrc_applied"))
-        self.time = _tensor(b.bind("time"))
-        self.qacc = _tensor(b.bind("qacc"))
-        self.xpos = _tensor(b.bind("xpos"))
-        self.xquat = _tensor(b.bind("xquat"))
-        self.cvel = _tensor(b.bind("cvel"))
-        self.subtree_com = _tensor(b.bind("subtree_com"))
-        self.site_xpos = _tensor(b.bind("site_xpos"))
-        self.site_xmat = _tensor(b.bind("site_xmat")).view(n, model.nsite, 3, 3)
-        self.sensordata = _tensor(b.bind("sensordata"))
-        self.actuator_force = _tensor(b.bind("actuator_force"))
-        self.cfrc_ext = _tensor(b.bind("cfrc_ext"))
+        self._bind_fields(lambda name: _tensor(b.bind(name)))
         self._warnings = b.warning  # (N, nwarning, 2): last info, count
-        self._failed = np.zeros(n, dtype=bool)
+        self._failed = np.zeros(self.num_envs, dtype=bool)
         b.reset()
         self._seen_warnings = self._divergence_counts()
 
@@ -86,7 +71,7 @@ class CpuEngine(Engine):
         # The four warnings are consecutive in mjtWarning: a slice, not a gather.
         return self._warnings[ids, _DIVERGENCE_FIRST:_DIVERGENCE_END, 1].sum(axis=1)
 
-    def step(self, nsubsteps: int = 1) -> None:
+    def _step(self, nsubsteps: int) -> None:
         try:
             self.batch.step(nstep=nsubsteps)
         except mjbatch.SimulationError as exc:
@@ -94,7 +79,7 @@ class CpuEngine(Engine):
             # call); the rest stepped. Report them as diverged instead of stopping all envs.
             self._failed[exc.ids] = True
 
-    def forward(self) -> None:
+    def _forward(self) -> None:
         self.batch.forward()
 
     def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
@@ -109,7 +94,7 @@ class CpuEngine(Engine):
         # ~10x its time alone (the batch's memory is out of cache)
         self._seen_warnings[ids] = self._divergence_counts(ids)
 
-    def forward_envs(self, env_ids: torch.Tensor) -> None:
+    def _forward_envs(self, env_ids: torch.Tensor) -> None:
         self.batch.forward(env_ids.numpy().astype(np.int32))
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
@@ -119,7 +104,7 @@ class CpuEngine(Engine):
         # mj_setConst per simulation; measured 0.3 ms for 4 humanoids on one thread
         self.batch.set_const(env_ids.numpy().astype(np.int32))
 
-    def nonfinite(self) -> torch.Tensor:
+    def _diverged(self) -> torch.Tensor:
         """Envs MuJoCo found diverged (and reset) or failed in since the last call.
 
         MuJoCo checks qpos, qvel, qacc and ctrl for NaN, infinity and values beyond 1e10

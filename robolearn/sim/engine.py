@@ -19,13 +19,15 @@ body's kinematic tree, in world orientation.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 
 import mujoco
 import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.sim.timer import EngineTimer, timed_call
 
 #: Model fields that get per-env values by default, for domain randomization.
 DEFAULT_PER_ENV_FIELDS: tuple[str, ...] = (
@@ -39,6 +41,26 @@ DEFAULT_PER_ENV_FIELDS: tuple[str, ...] = (
     "dof_frictionloss",
 )
 
+#: The tensor fields every engine binds to its own memory (see the module docstring).
+FIELDS: tuple[str, ...] = (
+    "qpos",
+    "qvel",
+    "ctrl",
+    "qfrc_applied",
+    "xfrc_applied",
+    "time",
+    "qacc",
+    "xpos",
+    "xquat",
+    "cvel",
+    "subtree_com",
+    "site_xpos",
+    "site_xmat",
+    "sensordata",
+    "actuator_force",
+    "cfrc_ext",
+)
+
 # MuJoCo's own bound on qpos and qvel (mjMAXVAL): beyond it a state is treated as diverged.
 MAX_STATE_VALUE = 1e10
 
@@ -48,7 +70,10 @@ EnvIds = torch.Tensor | Sequence[int] | np.ndarray | None
 class Engine(abc.ABC):
     """Many simulations of one MuJoCo model, stepped together.
 
-    Subclasses bind the tensor fields listed in the module docstring in ``__init__``.
+    Subclasses bind the tensor fields listed in the module docstring in ``__init__``
+    (:meth:`_bind_fields`) and implement the private forms of the calls (``_step``,
+    ``_forward``, ``_forward_envs``, ``_reset``, ``_set_const``, ``_bind_model_field``, and
+    ``_diverged`` where they know more than the state).
     """
 
     #: engine name: "cpu", "cuda" or "warp-cpu"
@@ -92,6 +117,29 @@ class Engine(abc.ABC):
             self._check_per_env_field(field)
         self._model_fields: dict[str, torch.Tensor] = {}
         self._root_of_body = torch.as_tensor(model.body_rootid, dtype=torch.long, device=device)
+        self.timer: EngineTimer | None = None
+        """When set, the engine adds the seconds each of its calls takes to it (see
+        :meth:`timed`); None measures nothing."""
+
+    def _bind_fields(self, view: Callable[[str], torch.Tensor]) -> None:
+        """Bind every field of :data:`FIELDS` to ``view(name)``, the engine's own memory."""
+        for name in FIELDS:
+            setattr(self, name, view(name))
+        # mujoco.batch gives site_xmat as (N, nsite, 9): one shape on every engine
+        self.site_xmat = self.site_xmat.view(self.num_envs, self.model.nsite, 3, 3)
+
+    @contextlib.contextmanager
+    def timed(self) -> Iterator[EngineTimer]:
+        """Measure the engine's calls inside the block, e.g. the engine's share of a step.
+
+        ``with engine.timed() as timer: env.step(a)``; then ``timer.seconds["step"]`` or
+        ``timer.total("step", "reset")``. The timer set before the block is restored after.
+        """
+        previous, self.timer = self.timer, EngineTimer()
+        try:
+            yield self.timer
+        finally:
+            self.timer = previous
 
     # ---- sizes and timing -------------------------------------------------------------
 
@@ -101,23 +149,41 @@ class Engine(abc.ABC):
         return float(self.model.opt.timestep)
 
     # ---- stepping ---------------------------------------------------------------------
+    # The public calls are the base class's: each measures itself when a timer is set
+    # (robolearn.sim.timer) and runs the engine's own form, the same name with a "_".
 
-    @abc.abstractmethod
+    @timed_call
     def step(self, nsubsteps: int = 1) -> None:
         """Advance every env by ``nsubsteps`` physics steps with the current ctrl."""
+        self._step(nsubsteps)
 
-    @abc.abstractmethod
+    @timed_call
     def forward(self) -> None:
         """Recompute every derived field at the current state, for all envs."""
+        self._forward()
 
-    @abc.abstractmethod
+    @timed_call
     def forward_envs(self, env_ids: torch.Tensor) -> None:
         """Recompute derived fields of ``env_ids`` (an engine may do all envs)."""
+        self._forward_envs(env_ids)
+
+    @abc.abstractmethod
+    def _step(self, nsubsteps: int) -> None:
+        """:meth:`step`."""
+
+    @abc.abstractmethod
+    def _forward(self) -> None:
+        """:meth:`forward`."""
+
+    @abc.abstractmethod
+    def _forward_envs(self, env_ids: torch.Tensor) -> None:
+        """:meth:`forward_envs`."""
 
     @abc.abstractmethod
     def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
         """Reset ``env_ids`` (sorted, unique, long, on device) to defaults, write qpos, qvel."""
 
+    @timed_call
     def reset(
         self,
         env_ids: EnvIds = None,
@@ -148,7 +214,7 @@ class Engine(abc.ABC):
             qvel = self._check_rows("qvel", qvel, n, self.model.nv)
         self._reset(ids, qpos, qvel)
         if forward:
-            self.forward_envs(ids)
+            self._forward_envs(ids)  # within this call's time, not counted again
 
     # ---- per-env model parameters -----------------------------------------------------
 
@@ -227,13 +293,24 @@ class Engine(abc.ABC):
 
     # ---- divergence -------------------------------------------------------------------
 
-    def nonfinite(self) -> torch.Tensor:
-        """(N,) bool: envs whose state diverged (NaN, inf or beyond MuJoCo's bound).
+    @timed_call
+    def diverged(self) -> torch.Tensor:
+        """(N,) bool: envs whose physics went wrong since the last call.
 
-        On the cpu engine MuJoCo itself resets a diverged simulation inside the step and
-        warns; those envs are reported here too, by the next call (and again by the call
-        after each later step in which they diverge again).
+        Always: envs whose state diverged (NaN, inf or beyond MuJoCo's bound). On the cpu
+        engine MuJoCo itself resets a diverged simulation inside the step and warns; those
+        envs are reported here too, by the next call (and again by the call after each
+        later step in which they diverge again). On the Warp engines also: envs whose
+        contact or constraint buffers overflowed, so that contacts were dropped.
         """
+        return self._diverged()
+
+    def nonfinite(self) -> torch.Tensor:
+        """The older name of :meth:`diverged`, which reports more than non-finite state."""
+        return self.diverged()
+
+    def _diverged(self) -> torch.Tensor:
+        """:meth:`diverged`: by default, a scan of qpos and qvel."""
         # A comparison with NaN is False, so one test catches NaN, inf and huge values.
         qpos_ok = (self.qpos.abs() < MAX_STATE_VALUE).all(-1)
         return ~(qpos_ok & (self.qvel.abs() < MAX_STATE_VALUE).all(-1))

@@ -7,7 +7,7 @@ whose every env diverges every step prints a line per env per step: thousands of
 iteration that bury the training log. :func:`install` replaces the handler with one that
 prints the first warning of each kind at once and then at most one line per kind per
 ``interval_s`` seconds, saying how many were left out. Divergence itself is counted from
-MuJoCo's warning counters (:meth:`robolearn.sim.cpu.CpuEngine.nonfinite`), not from these
+MuJoCo's warning counters (:meth:`robolearn.sim.Engine.diverged`), not from these
 lines.
 """
 

@@ -69,55 +69,46 @@ class WarpEngine(Engine):
                 f"MuJoCo Warp cannot hold per-env values of {', '.join(unbatchable)}"
             )
         with wp.ScopedDevice(self.wp_device):
-            try:
-                self.m = mjw.put_model(
-                    model, batch_sizes={f: self.num_envs for f in self.per_env_fields}
-                )
-            except (NotImplementedError, ValueError) as exc:
-                raise RobolearnError(
-                    f"the {self.name} engine (MuJoCo Warp) cannot run this model: {exc}; "
-                    "the cpu engine runs every MuJoCo feature"
-                ) from exc
-            flags = mjw.OverflowType
-            # Solver iteration limits are routine (MuJoCo's own solver stops there too);
-            # running out of contact or constraint room means contacts were dropped and that
-            # world's physics is wrong: warn of that only, and report it in nonfinite().
-            self._overflow_bad = int(flags.ALL) & ~int(flags.ITERATIONS | flags.LS_ITERATIONS)
-            self.m.opt.warn_overflow = self._overflow_bad
-            data = mujoco.MjData(model)
-            mujoco.mj_forward(model, data)
-            try:
-                self.d = mjw.put_data(
-                    model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax
-                )
-            except ValueError as exc:
-                raise RobolearnError(
-                    f"the {self.name} engine cannot hold this model's initial state: {exc} "
-                    "(sim.nconmax and sim.njmax set the capacity per env)"
-                ) from exc
+            self.m = self._put_model(model)
+            self.d = self._put_data(model, nconmax, njmax)
             self._reset_mask = wp.zeros(self.num_envs, dtype=bool)
-        d, n = self.d, self.num_envs
-        view = wp.to_torch
-        self.qpos = view(d.qpos)
-        self.qvel = view(d.qvel)
-        self.ctrl = view(d.ctrl)
-        self.qfrc_applied = view(d.qfrc_applied)
-        self.xfrc_applied = view(d.xfrc_applied)
-        self.time = view(d.time)
-        self.qacc = view(d.qacc)
-        self.xpos = view(d.xpos)
-        self.xquat = view(d.xquat)
-        self.cvel = view(d.cvel)
-        self.subtree_com = view(d.subtree_com)
-        self.site_xpos = view(d.site_xpos).view(n, model.nsite, 3)
-        self.site_xmat = view(d.site_xmat).view(n, model.nsite, 3, 3)
-        self.sensordata = view(d.sensordata)
-        self.actuator_force = view(d.actuator_force)
-        self.cfrc_ext = view(d.cfrc_ext)
-        self._overflow = view(d.overflow)
-        self._reset_mask_t = view(self._reset_mask)
+        self._bind_fields(lambda name: wp.to_torch(getattr(self.d, name)))
+        self._overflow = wp.to_torch(self.d.overflow)
+        self._reset_mask_t = wp.to_torch(self._reset_mask)
         self._use_graph = bool(cuda_graph) and self.wp_device.is_cuda
         self._graphs: dict[object, object] = {}
+
+    def _put_model(self, model: mujoco.MjModel):
+        """The model on the device, with a batch axis on the per-env fields."""
+        mjw = self._mjw
+        try:
+            m = mjw.put_model(model, batch_sizes={f: self.num_envs for f in self.per_env_fields})
+        except (NotImplementedError, ValueError) as exc:
+            raise RobolearnError(
+                f"the {self.name} engine (MuJoCo Warp) cannot run this model: {exc}; "
+                "the cpu engine runs every MuJoCo feature"
+            ) from exc
+        flags = mjw.OverflowType
+        # Solver iteration limits are routine (MuJoCo's own solver stops there too);
+        # running out of contact or constraint room means contacts were dropped and that
+        # world's physics is wrong: warn of that only, and report it in diverged().
+        self._overflow_bad = int(flags.ALL) & ~int(flags.ITERATIONS | flags.LS_ITERATIONS)
+        m.opt.warn_overflow = self._overflow_bad
+        return m
+
+    def _put_data(self, model: mujoco.MjModel, nconmax: int | None, njmax: int | None):
+        """One world per env, each in the model's initial state (forward computed)."""
+        data = mujoco.MjData(model)
+        mujoco.mj_forward(model, data)
+        try:
+            return self._mjw.put_data(
+                model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax
+            )
+        except ValueError as exc:
+            raise RobolearnError(
+                f"the {self.name} engine cannot hold this model's initial state: {exc} "
+                "(sim.nconmax and sim.njmax set the capacity per env)"
+            ) from exc
 
     # ---- launching --------------------------------------------------------------------
 
@@ -148,7 +139,7 @@ class WarpEngine(Engine):
                     graph = self._graphs[key] = capture.graph
                 wp.capture_launch(graph, stream=self._torch_stream())
 
-    def step(self, nsubsteps: int = 1) -> None:
+    def _step(self, nsubsteps: int) -> None:
         m, d, mjw = self.m, self.d, self._mjw
 
         def substeps() -> None:
@@ -157,7 +148,7 @@ class WarpEngine(Engine):
 
         self._launch(("step", nsubsteps), substeps)
 
-    def forward(self) -> None:
+    def _forward(self) -> None:
         self._launch("forward", lambda: self._mjw.forward(self.m, self.d))
 
     def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
@@ -169,17 +160,17 @@ class WarpEngine(Engine):
         if qvel is not None:
             self.qvel[env_ids] = qvel
 
-    def forward_envs(self, env_ids: torch.Tensor) -> None:
+    def _forward_envs(self, env_ids: torch.Tensor) -> None:
         # MuJoCo Warp's forward runs every world; it leaves their state (qpos, qvel,
         # warm start) untouched, so envs not reset continue exactly as they would have.
-        self.forward()
+        self._forward()
 
-    def nonfinite(self) -> torch.Tensor:
+    def _diverged(self) -> torch.Tensor:
         """Diverged envs, and envs whose contact or constraint buffers overflowed since the
         last call (MuJoCo Warp drops what does not fit; raise sim.nconmax / sim.njmax)."""
         overflowed = (self._overflow & self._overflow_bad) != 0
         self._overflow.zero_()  # each overflow is reported once; a reset also clears it
-        return super().nonfinite() | overflowed
+        return super()._diverged() | overflowed
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))

@@ -251,8 +251,7 @@ class ViewerSession:
             self.paused = True
             self._pending_steps += 1
         elif action == "reset":
-            env._reset_envs(torch.tensor([self.env_id], device=env.device))
-            env.obs_buf = env.observation_manager.compute()
+            env.reset_envs(torch.tensor([self.env_id], device=env.device))
         elif action == "reset_all":
             env.reset()
         elif action == "speed":

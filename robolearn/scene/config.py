@@ -1,0 +1,44 @@
+"""The scene's configs: which engine runs the physics, and which world it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from robolearn.sim import DEFAULT_PER_ENV_FIELDS
+
+
+@dataclass
+class SimCfg:
+    """Which engine runs the physics, and how."""
+
+    engine: str = "auto"
+    """``auto`` (cuda if available, else cpu), ``cpu``, ``cuda``, ``cuda:N`` or ``warp-cpu``."""
+    physics_dt: float | None = None
+    """Physics timestep in seconds; None keeps the MJCF's ``<option timestep>``."""
+    gravity: tuple[float, float, float] | None = None
+    """Gravity (x, y, z) in m/s^2; None keeps the MJCF's ``<option gravity>`` (e.g.
+    ``env.sim.gravity=[0,0,-1.62]`` for the Moon)."""
+    nthread: int | None = None
+    """Threads of the cpu engine; None for every core this process may use."""
+    per_env_fields: tuple[str, ...] = DEFAULT_PER_ENV_FIELDS
+    """Model fields with one value per env (domain randomization writes these)."""
+    nconmax: int | None = None
+    """Contacts allocated per env on the Warp engines; None for MuJoCo Warp's estimate."""
+    njmax: int | None = None
+    """Constraint rows allocated per env on the Warp engines; None for the estimate."""
+
+
+@dataclass
+class SceneCfg:
+    """The world: which MJCF, how many copies, and the default state."""
+
+    model: str = ""
+    """MJCF file: a path inside robolearn's assets (``humanoid/scene.xml``) or any path."""
+    num_envs: int = 1024
+    """Number of parallel envs."""
+    keyframe: str | None = None
+    """Keyframe giving the default state (root pose, joint positions, ctrl); None: qpos0."""
+    root_body: str | None = None
+    """Body of the floating base (a free joint) for base-frame quantities; None if fixed."""
+    feet: tuple[str, ...] = field(default_factory=tuple)
+    """Bodies that are feet, for gait terms (air time, slip, contact)."""

@@ -1,0 +1,126 @@
+"""The model's names, and the regex lookups terms use to pick joints, bodies, actuators.
+
+Joints are the model's hinge and slide joints in qpos order (a free joint is the floating
+root, not a joint here); the other kinds are MuJoCo's own ids.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import mujoco
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.math import columns
+
+
+def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) -> list[int]:
+    """Indices of ``names`` that fully match any regex in ``patterns``, in ``names`` order.
+
+    Raises RobolearnError naming the valid names if a pattern matches nothing.
+    """
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    ids: list[int] = []
+    for pattern in patterns:
+        regex = re.compile(pattern)
+        hits = [i for i, n in enumerate(names) if regex.fullmatch(n)]
+        if not hits:
+            raise RobolearnError(
+                f"no {what} matches {pattern!r}; {what}s: {', '.join(n for n in names if n)}"
+            )
+        ids.extend(h for h in hits if h not in ids)
+    return sorted(ids)
+
+
+class SceneNames:
+    """Names by kind, the joints' addresses and limits, and cached lookups by regex.
+
+    Tensors are on ``device``; the lookups return ids in the model's order.
+    """
+
+    def __init__(self, model: mujoco.MjModel, device: torch.device) -> None:
+        self.model = model
+        self.device = device
+
+        def names(kind: str, count: int) -> list[str]:
+            return [getattr(model, kind)(i).name for i in range(count)]
+
+        self.body_names = names("body", model.nbody)
+        self.site_names = names("site", model.nsite)
+        self.sensor_names = names("sensor", model.nsensor)
+        self.actuator_names = names("actuator", model.nu)
+        self.geom_names = names("geom", model.ngeom)
+        self._init_joints()
+        self._index_cache: dict[tuple, torch.Tensor] = {}
+
+    def _init_joints(self) -> None:
+        m, dev = self.model, self.device
+        hinge_like = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+        joints = [j for j in range(m.njnt) if int(m.jnt_type[j]) in hinge_like]
+        self.joint_names = [m.joint(j).name for j in joints]
+        self.joint_qpos_adr = torch.as_tensor(m.jnt_qposadr[joints], device=dev, dtype=torch.long)
+        self.joint_dof_adr = torch.as_tensor(m.jnt_dofadr[joints], device=dev, dtype=torch.long)
+        self._joint_qpos_cols = columns(self.joint_qpos_adr)
+        self._joint_dof_cols = columns(self.joint_dof_adr)
+        limited = torch.as_tensor(m.jnt_limited[joints], device=dev, dtype=torch.bool)
+        rng = torch.as_tensor(m.jnt_range[joints], device=dev, dtype=torch.float32)
+        inf = torch.full_like(rng[:, 0], float("inf"))
+        self.joint_pos_limits = torch.stack(
+            (torch.where(limited, rng[:, 0], -inf), torch.where(limited, rng[:, 1], inf)), -1
+        )
+        """(num_joints, 2) position limits; +-inf for unlimited joints."""
+        # Actuators driving a joint: which joint (index into joint_names) each one drives.
+        joint_of_jnt = {j: i for i, j in enumerate(joints)}
+        self.actuator_joint = torch.full((m.nu,), -1, dtype=torch.long, device=dev)
+        """(nu,) the joint (index into :attr:`joint_names`) each actuator drives, or -1."""
+        for a in range(m.nu):
+            if int(m.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT):
+                self.actuator_joint[a] = joint_of_jnt.get(int(m.actuator_trnid[a, 0]), -1)
+        self.joint_actuator_ids = (self.actuator_joint >= 0).nonzero().flatten()
+        """Actuators that drive one of :attr:`joint_names` (the rest drive tendons, sites...)."""
+
+    def index(self, kind: str, patterns: str | Sequence[str]) -> torch.Tensor:
+        """Cached long tensor of ``kind`` ids (joint, body, actuator, site, geom) matching
+        regex ``patterns``; terms call this every step, so the regexes run once."""
+        key = (kind, patterns if isinstance(patterns, str) else tuple(patterns))
+        cached = self._index_cache.get(key)
+        if cached is None:
+            lookup = {
+                "joint": self.joint_ids,
+                "body": self.body_ids,
+                "actuator": self.actuator_ids,
+                "site": self.site_ids,
+                "geom": self.geom_ids,
+            }[kind]
+            cached = torch.as_tensor(lookup(patterns), device=self.device, dtype=torch.long)
+            self._index_cache[key] = cached
+        return cached
+
+    def joint_ids(self, patterns: str | Sequence[str]) -> list[int]:
+        """Indices into :attr:`joint_names` of the joints matching regex ``patterns``."""
+        return match_names(self.joint_names, patterns, "joint")
+
+    def body_ids(self, patterns: str | Sequence[str]) -> list[int]:
+        """Body ids (MuJoCo's) of the bodies matching regex ``patterns``."""
+        return match_names(self.body_names, patterns, "body")
+
+    def actuator_ids(self, patterns: str | Sequence[str]) -> list[int]:
+        """Actuator ids (MuJoCo's, i.e. ctrl columns) matching regex ``patterns``."""
+        return match_names(self.actuator_names, patterns, "actuator")
+
+    def site_ids(self, patterns: str | Sequence[str]) -> list[int]:
+        """Site ids (MuJoCo's) of the sites matching regex ``patterns``."""
+        return match_names(self.site_names, patterns, "site")
+
+    def geom_ids(self, patterns: str | Sequence[str]) -> list[int]:
+        """Geom ids (MuJoCo's) of the geoms matching regex ``patterns``."""
+        return match_names(self.geom_names, patterns, "geom")
+
+    def sensor_slice(self, name: str) -> slice:
+        """The columns of ``engine.sensordata`` that sensor ``name`` fills."""
+        match_names(self.sensor_names, re.escape(name), "sensor")
+        s = self.model.sensor(name)
+        return slice(int(s.adr[0]), int(s.adr[0] + s.dim[0]))
