@@ -64,7 +64,7 @@ def generated_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tenso
 
 def sensor(env: ManagerBasedRLEnv, name: str) -> torch.Tensor:
     """The values of one MuJoCo sensor by name (its columns of sensordata)."""
-    return env.engine.sensordata[:, env.scene.sensor_slice(name)]
+    return env.engine.sensordata[:, env.scene.sensor_slice(name)].float()
 
 
 def feet_contact(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:

@@ -82,15 +82,18 @@ def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor
 def joint_torques_l2(env: ManagerBasedRLEnv, actuators: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared actuator forces (N^2 or (N m)^2)."""
     ids = env.scene.index("actuator", actuators)
-    return env.engine.actuator_force.index_select(1, ids).square().sum(-1)
+    return env.engine.actuator_force.index_select(1, ids).float().square().sum(-1)
 
 
 def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """Mechanical power of the joint actuators, sum of |force x joint velocity| (W)."""
+    """Mechanical power of the joint actuators, sum of |force x gear x joint velocity| (W):
+    an actuator of gear g puts g x its force on its joint."""
     scene = env.scene
     ids = scene.joint_actuator_ids
     vel = scene.joint_vel.index_select(1, scene.actuator_joint[ids])
-    return (env.engine.actuator_force.index_select(1, ids) * vel).abs().sum(-1)
+    gear = scene.nominal("actuator_gear")[ids, 0].float()
+    force = env.engine.actuator_force.index_select(1, ids).float()
+    return (force * gear * vel).abs().sum(-1)
 
 
 def joint_vel_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
@@ -113,7 +116,7 @@ def joint_pos_target_l2(
 def joint_acc_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint accelerations."""
     dofs = env.scene.joint_dof_adr[env.scene.index("joint", joints)]
-    return env.engine.qacc.index_select(1, dofs).square().sum(-1)
+    return env.engine.qacc.index_select(1, dofs).float().square().sum(-1)
 
 
 def action_rate_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
