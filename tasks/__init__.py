@@ -1,6 +1,7 @@
 """Tasks: one module per task (commands, rewards, terminations, events, agent config).
 
-``locomotion`` is not a task: it holds the event terms the legged tasks share.
+``velocity`` is not a task: it is the velocity-tracking family's shared recipe, which
+humanoid_walk and quadruped_walk derive from.
 
 Importing this package registers every shipped task with :mod:`robolearn.registry`.
 """

@@ -620,8 +620,8 @@ def test_managers_hand_out_live_term_configs_and_refuse_what_they_fixed():
         (env.event_manager, "push", dataclasses.replace(push, mode="reset")),
         (
             env.termination_manager,
-            "trunk_contact",
-            dataclasses.replace(env.cfg.terminations["trunk_contact"], time_out=True),
+            "base_contact",
+            dataclasses.replace(env.cfg.terminations["base_contact"], time_out=True),
         ),
         (env.action_manager, "joint_pos", env.cfg.actions["joint_pos"]),
         (env.command_manager, "base_velocity", env.cfg.commands["base_velocity"]),
@@ -632,12 +632,12 @@ def test_managers_hand_out_live_term_configs_and_refuse_what_they_fixed():
             manager.set_term_cfg(name, cfg)
     # a new function is resolved, and applies from the next step
     always = TerminationTermCfg(func=lambda env: torch.ones(env.num_envs, dtype=torch.bool))
-    env.termination_manager.set_term_cfg("trunk_contact", always)
+    env.termination_manager.set_term_cfg("base_contact", always)
     _, _, terminated, _, _ = env.step(zeros(env))
     assert terminated.all()
     with pytest.raises(RobolearnError, match="unknown param"):
         bad = dataclasses.replace(always, params={"nope": 1})
-        env.termination_manager.set_term_cfg("trunk_contact", bad)
+        env.termination_manager.set_term_cfg("base_contact", bad)
 
 
 def test_reset_envs_starts_new_episodes_in_those_envs_only():

@@ -115,3 +115,61 @@ def test_a_later_task_of_the_same_name_replaces_the_earlier_with_a_warning(tmp_p
     )
     line = next(ln for ln in listed.stdout.splitlines() if ln.startswith("cartpole_balance"))
     assert "mine" in line and "[--import shadowing]" in line
+
+
+USER_ROBOT = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
+
+MY_ROBOT_TASK = f'''
+"""A velocity task for a robot that is not robolearn's, in the lines it differs by."""
+from robolearn.registry import TaskSpec, register_task
+from robolearn.scene import robot_scene
+from robolearn.tasks.velocity import velocity_agent_cfg, velocity_env_cfg, velocity_play_cfg
+
+
+def env_cfg():
+    scene = robot_scene({str(USER_ROBOT)!r}, feet=".._foot", num_envs=64)
+    cfg = velocity_env_cfg(scene, base_body="base_link")
+    cfg.rewards["flat_orientation"].weight = -2.0
+    return cfg
+
+
+register_task(
+    TaskSpec(
+        "my_quadruped_walk",
+        "the velocity recipe on my quadruped",
+        env_cfg,
+        velocity_agent_cfg,
+        lambda: velocity_play_cfg(env_cfg()),
+    )
+)
+'''
+
+
+def test_a_velocity_task_for_a_robot_of_my_own_is_a_few_lines(tmp_path, monkeypatch):
+    """A public-collection style MJCF (classes, general actuators, a mesh, feet that are
+    geoms, a keyframe called home) trains through the CLI with the family's recipe, and its
+    config is the recipe's but for what it overrides."""
+    env = package(tmp_path, "my_robot_tasks", MY_ROBOT_TASK)
+    logs = tmp_path / "logs"
+    out = robolearn(
+        "train", "--import", "my_robot_tasks", "--task", "my_quadruped_walk",
+        "--max_iterations", 2, "--log_root", logs, env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    run = next((logs / "my_quadruped_walk").iterdir())
+    assert (run / "model_2.pt").is_file()
+
+    from robolearn.tasks.velocity import velocity_env_cfg
+
+    from robolearn.config import to_dict
+    from robolearn.registry import get_task, import_tasks
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import_tasks(["my_robot_tasks"])
+    derived = get_task("my_quadruped_walk").env_cfg()
+    assert derived.scene.root_body == "base_link" and derived.scene.keyframe == "home"
+    assert derived.scene.feet == ("FL_foot", "FR_foot", "RL_foot", "RR_foot")  # geoms
+    mine, recipe = to_dict(derived), to_dict(velocity_env_cfg(derived.scene, "base_link"))
+    assert mine["rewards"].pop("flat_orientation")["weight"] == -2.0
+    assert recipe["rewards"].pop("flat_orientation")["weight"] == -1.0
+    assert mine == recipe

@@ -186,3 +186,27 @@ def test_final_obs_of_a_single_term_group_outlives_the_reset():
     default = env.scene.default_qpos[2].item()
     assert torch.allclose(obs["policy"][:, 0], torch.full((2,), default))  # the reset state
     assert obs["policy"].data_ptr() != env.engine.qpos.data_ptr()
+
+
+@pytest.mark.parametrize("engine", ["cpu", "warp-cpu"])
+def test_a_users_robot_with_geom_feet_stands_on_them_on_both_engines(engine):
+    """Feet given as collision geoms become bodies of their own on every engine: standing
+    in its home pose, the user's quadruped carries its weight on its four feet."""
+    from pathlib import Path
+
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.scene import robot_scene
+    from robolearn.tasks.velocity import velocity_env_cfg
+
+    model = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
+    cfg = velocity_env_cfg(robot_scene(str(model), feet=".._foot", num_envs=2), "base_link")
+    cfg.sim.engine = engine
+    cfg.events = {}  # the home pose exactly, no pushes
+    env = ManagerBasedRLEnv(cfg)
+    for _ in range(50):  # 0.8 s holding the home pose
+        env.step(torch.zeros(2, env.num_actions))
+    weight = float(env.engine.model.body_subtreemass[1]) * 9.81
+    up = env.scene.feet_contact_force[..., 2].float()
+    assert up.shape == (2, 4)
+    assert (up > 0.1 * weight / 4).all(), up  # every foot bears load
+    assert up.sum(-1).tolist() == pytest.approx([weight, weight], rel=0.1)

@@ -288,9 +288,9 @@ def test_web_viewer_shows_the_termination_reason_of_the_last_reset(browser, tmp_
         page.wait_for_function("document.getElementById('termination').textContent !== 'none yet'")
         reason = page.locator("#termination").inner_text()
         assert reason in {
-            "torso_contact",
+            "base_contact",
             "base_too_low",
-            "torso_contact, base_too_low",
+            "base_contact, base_too_low",
             "time_out",
         }
     finally:

@@ -1,10 +1,24 @@
 """Curricula: adjust the task as the policy improves, evaluated when envs reset.
 
-A term is ``func(env, env_ids, **params)``; it may change any config value the env reads
-live (command ranges, event params, reward weights and params: through a manager's
-``get_term_cfg(name)`` / ``set_term_cfg(name, cfg)``, e.g. ``env.reward_manager``'s, or on
-the config itself, from the next step) and returns a number describing its state, logged
-as ``Curriculum/<term>``.
+A term is ``func(env, env_ids, **params)``. It runs for the envs about to reset, before
+their reset (and once for every env when the env is built), and returns a number describing
+its state, logged as ``Curriculum/<term>`` (``None`` logs nothing). It may change config
+values that terms read each time they run; when the change counts depends on when that is:
+
+* reward weights and params: read at every step, so from the next step on. Change a field
+  of ``env.reward_manager.get_term_cfg(name)`` (the live config) or replace the config
+  with ``set_term_cfg(name, cfg)``. Termination params are read every step the same way.
+* event params (and an interval event's ``interval_range_s``): read each time the event
+  runs, so the reset events of the reset that ran the curriculum already use them, and an
+  interval event uses them the next time it falls due. ``env.event_manager.get_term_cfg``
+  / ``set_term_cfg`` as above; an event's ``mode`` cannot change.
+* command settings, such as a velocity command's ``ranges``: read when a command is
+  resampled, so the resetting envs draw from the new ranges in this reset and the other
+  envs at their next resample; commands already drawn stay, except that a heading env's
+  yaw rate is clipped to the current ``ang_vel_z`` range at every step. Command terms are
+  objects built once from their configs: change a field of
+  ``env.command_manager.get_term_cfg(name)`` (the same object as the term's ``cfg``);
+  their ``set_term_cfg`` refuses a new config.
 """
 
 from __future__ import annotations

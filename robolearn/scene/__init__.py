@@ -7,10 +7,12 @@ joint); and the default joint positions each env resets around.
 
 Modules: ``config`` (SceneCfg, SimCfg), ``assembly`` (MJCF path and engine), ``names``
 (names and regex lookups), ``defaults`` (the reset state), ``cache`` (state computed once
-per env step) and ``scene`` (the Scene, and its state each step).
+per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg found in any MJCF) and
+``scene`` (the Scene, and its state each step).
 """
 
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
-__all__ = ["Scene", "SceneCfg", "SimCfg"]
+__all__ = ["Scene", "SceneCfg", "SimCfg", "robot_scene"]

@@ -8,6 +8,7 @@ import mujoco
 
 from robolearn.errors import RobolearnError
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.feet import separate_foot_geoms
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 
 
@@ -34,8 +35,11 @@ def build_engine(cfg: SceneCfg, sim: SimCfg) -> Engine:
     """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings, on its engine."""
     spec = load_spec(resolve_model_path(cfg.model))
     apply_sim_options(spec, sim)
+    separate_foot_geoms(spec, cfg.feet)
+    model = compile_model(spec)
+    check_keyframe(spec, model, cfg.keyframe)
     return make_engine(
-        compile_model(spec),
+        model,
         cfg.num_envs,
         sim.engine,
         nthread=sim.nthread,
@@ -56,3 +60,23 @@ def apply_sim_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
         if len(gravity) != 3:
             raise RobolearnError(f"sim.gravity must be 3 numbers (x, y, z), got {sim.gravity}")
         spec.option.gravity = gravity
+
+
+def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | None) -> None:
+    """The keyframe the scene resets to gives every qpos (and ctrl) value, or none.
+
+    MuJoCo fills the missing values of a short keyframe from qpos0 without a word; for a
+    robot's default pose that is a mistake (written for another version of the model),
+    so a keyframe of the wrong length is an error naming both lengths.
+    """
+    if keyframe is None:
+        return
+    for key in spec.keys:
+        if key.name != keyframe:
+            continue
+        for what, values, size in (("qpos", key.qpos, model.nq), ("ctrl", key.ctrl, model.nu)):
+            if 0 < len(values) != size:
+                raise RobolearnError(
+                    f"keyframe {keyframe!r} has {len(values)} {what} values; the model has "
+                    f"{size} (n{'q' if what == 'qpos' else 'u'})"
+                )

@@ -1,0 +1,88 @@
+"""A scene for any MJCF robot, with what robolearn needs found in the model itself.
+
+Public MJCF robots name things their own way: the floating base is whichever body holds
+the free joint, the standing pose is a keyframe called ``home`` or ``stand`` or
+``init_state``, and feet may be bodies or collision geoms at the end of the calves.
+:func:`robot_scene` reads the model and fills a :class:`SceneCfg` from it, so a task can
+take a user's file as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+
+from robolearn.errors import RobolearnError
+from robolearn.scene.assembly import resolve_model_path
+from robolearn.scene.config import SceneCfg
+from robolearn.scene.names import match_names
+from robolearn.sim import load_spec
+
+
+def robot_scene(
+    model: str,
+    feet: str | Sequence[str] = (),
+    keyframe: str | None = None,
+    num_envs: int = 1024,
+) -> SceneCfg:
+    """A :class:`SceneCfg` for the robot in ``model`` (a robolearn asset or any MJCF path).
+
+    Args:
+        model: the MJCF (meshes and default classes as the file has them).
+        feet: regexes naming the feet: bodies if any body matches, else geoms (which the
+            scene makes bodies of their own; see :mod:`robolearn.scene.feet`).
+        keyframe: the default pose; None takes the model's keyframe if it has exactly one,
+            and qpos0 if it has none.
+        num_envs: parallel envs.
+
+    The floating base is the body of the model's free joint (none for a fixed base; more
+    than one free joint is an error: name the robot's with ``SceneCfg.root_body``).
+    """
+    spec = load_spec(resolve_model_path(model))
+    return SceneCfg(
+        model=model,
+        num_envs=num_envs,
+        keyframe=_keyframe(spec, keyframe, model),
+        root_body=_floating_base(spec, model),
+        feet=_feet(spec, feet),
+    )
+
+
+def _floating_base(spec: mujoco.MjSpec, model: str) -> str | None:
+    bases = [j.parent.name for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]
+    if len(bases) > 1:
+        raise RobolearnError(
+            f"{model} has {len(bases)} free joints (bodies {', '.join(bases)}); set "
+            "SceneCfg.root_body to the robot's"
+        )
+    return bases[0] if bases else None
+
+
+def _keyframe(spec: mujoco.MjSpec, keyframe: str | None, model: str) -> str | None:
+    names = [k.name for k in spec.keys]
+    if keyframe is not None:
+        if keyframe not in names:
+            raise RobolearnError(
+                f"keyframe {keyframe!r} is not in {model}; keyframes: {', '.join(names) or 'none'}"
+            )
+        return keyframe
+    if len(names) > 1:
+        raise RobolearnError(
+            f"{model} has keyframes {', '.join(names)}: name the default pose with keyframe="
+        )
+    return names[0] if names else None
+
+
+def _feet(spec: mujoco.MjSpec, feet: str | Sequence[str]) -> tuple[str, ...]:
+    if not feet:
+        return ()
+    bodies = [b.name for b in spec.bodies]
+    try:
+        return tuple(bodies[i] for i in match_names(bodies, feet, "body"))
+    except RobolearnError:
+        geoms = [g.name for g in spec.geoms]
+        try:
+            return tuple(geoms[i] for i in match_names(geoms, feet, "geom"))
+        except RobolearnError:
+            raise RobolearnError(f"feet {feet!r} match no body and no geom of the model") from None

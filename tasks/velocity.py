@@ -1,0 +1,216 @@
+"""The velocity-tracking task family: a legged robot follows (vx, vy, yaw rate) commands.
+
+Not a task itself: :func:`velocity_env_cfg` is the shared recipe (Isaac Lab's and
+legged_gym's flat locomotion shape), and each robot's task is that recipe plus what
+differs for the robot: its scene, the bodies whose contact ends an episode, weights,
+heights, extra terms. ``quadruped_walk`` is the recipe with a handful of changes;
+``humanoid_walk`` changes more (a gait clock, a privileged critic). A new robot's task is
+a short file (docs/writing-a-task.md shows one for a robot that is not ours):
+
+    def env_cfg():
+        cfg = velocity_env_cfg(robot_scene("my_robot.xml", feet=".*_foot"), base_body="base")
+        cfg.rewards["feet_air_time"].weight = 0.5
+        return cfg
+
+Every function returns new config objects, so a task may change its copy freely.
+"""
+
+from __future__ import annotations
+
+from robolearn import mdp
+from robolearn.env import ManagerBasedRLEnvCfg
+from robolearn.managers import (
+    EventTermCfg,
+    JointPositionActionCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+    UniformVelocityCommandCfg,
+    VelocityRanges,
+    uniform_noise,
+)
+from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.scene import SceneCfg
+
+COMMAND = "base_velocity"
+"""The name of the velocity command every term of the family reads."""
+
+
+def velocity_command(
+    lin_vel_x: tuple[float, float] = (-1.0, 1.0),
+    lin_vel_y: tuple[float, float] = (-0.5, 0.5),
+    ang_vel_z: tuple[float, float] = (-1.0, 1.0),
+    rel_standing_envs: float = 0.02,
+) -> UniformVelocityCommandCfg:
+    """Uniform (vx, vy, yaw rate) commands in the heading frame, resampled every 10 s."""
+    return UniformVelocityCommandCfg(
+        resampling_time_range=(10.0, 10.0),
+        rel_standing_envs=rel_standing_envs,
+        ranges=VelocityRanges(lin_vel_x=lin_vel_x, lin_vel_y=lin_vel_y, ang_vel_z=ang_vel_z),
+    )
+
+
+def proprioception(
+    extra: dict[str, ObservationTermCfg] | None = None,
+) -> dict[str, ObservationTermCfg]:
+    """What a legged policy observes of itself and its command, in this order (the order
+    is the policy's input layout: a trained policy needs the same); ``extra`` terms go
+    right after the velocity command. The noise applies when the group's
+    ``enable_corruption`` is on."""
+
+    def noise(a: float):
+        return uniform_noise(-a, a)
+
+    terms = {
+        "base_lin_vel": ObservationTermCfg(func=mdp.base_lin_vel, noise=noise(0.1)),
+        "base_ang_vel": ObservationTermCfg(func=mdp.base_ang_vel, noise=noise(0.2)),
+        "projected_gravity": ObservationTermCfg(func=mdp.projected_gravity, noise=noise(0.05)),
+        "velocity_commands": ObservationTermCfg(
+            func=mdp.generated_commands, params={"command_name": COMMAND}
+        ),
+        **(extra or {}),
+        "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel, noise=noise(0.01)),
+        "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel, noise=noise(1.5), scale=0.05),
+        "actions": ObservationTermCfg(func=mdp.last_action),
+    }
+    return terms
+
+
+def policy_observations(
+    noisy: bool, extra: dict[str, ObservationTermCfg] | None = None
+) -> ObservationGroupCfg:
+    """The policy's observation group: :func:`proprioception`, noise on in training."""
+    return ObservationGroupCfg(enable_corruption=noisy, terms=proprioception(extra))
+
+
+def velocity_rewards(
+    track_lin: float = 1.5, track_ang: float = 0.75, std: float = 0.5
+) -> dict[str, RewardTermCfg]:
+    """Tracking in the heading frame (exponential kernels) and the regularizers every legged
+    robot needs: no vertical bouncing, no roll or pitch rates, smooth actions, a flat base."""
+    cmd = {"command_name": COMMAND, "std": std}
+    return {
+        "track_lin_vel_xy": RewardTermCfg(
+            func=mdp.track_lin_vel_xy_exp, weight=track_lin, params=dict(cmd)
+        ),
+        "track_ang_vel_z": RewardTermCfg(
+            func=mdp.track_ang_vel_z_exp, weight=track_ang, params=dict(cmd)
+        ),
+        "lin_vel_z": RewardTermCfg(func=mdp.lin_vel_z_l2, weight=-2.0),
+        "ang_vel_xy": RewardTermCfg(func=mdp.ang_vel_xy_l2, weight=-0.05),
+        "joint_acc": RewardTermCfg(func=mdp.joint_acc_l2, weight=-2.5e-7),
+        "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.01),
+        "flat_orientation": RewardTermCfg(func=mdp.flat_orientation_l2, weight=-1.0),
+    }
+
+
+# ---- events ---------------------------------------------------------------------------------
+
+
+def foot_friction(friction_range: tuple[float, float], geoms: str = ".*_foot") -> EventTermCfg:
+    """At startup, one sliding friction per env, uniform in the range, for the foot geoms."""
+    return EventTermCfg(
+        func=mdp.randomize_friction,
+        mode="startup",
+        params={"friction_range": friction_range, "geoms": geoms},
+    )
+
+
+def body_mass(body: str, mass_range: tuple[float, float]) -> EventTermCfg:
+    """At startup, add uniform(mass_range) kg to ``body``'s mass, per env."""
+    return EventTermCfg(
+        func=mdp.randomize_body_mass,
+        mode="startup",
+        params={"bodies": body, "mass_range": mass_range},
+    )
+
+
+def reset_base(speed: float) -> EventTermCfg:
+    """At reset, the base within 0.5 m of its default x and y, at any heading, moving at up
+    to ``speed`` (m/s along x and y, rad/s about z)."""
+    return EventTermCfg(
+        func=mdp.reset_root_state_uniform,
+        mode="reset",
+        params={
+            "pose_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5), "yaw": (-3.14, 3.14)},
+            "velocity_range": {"x": (-speed, speed), "y": (-speed, speed), "yaw": (-speed, speed)},
+        },
+    )
+
+
+def push_base() -> EventTermCfg:
+    """Every 10 to 15 s per env, add up to 0.5 m/s to the base's x and y velocity."""
+    return EventTermCfg(
+        func=mdp.push_by_setting_velocity,
+        mode="interval",
+        interval_range_s=(10.0, 15.0),
+        params={"velocity_range": {"x": (-0.5, 0.5), "y": (-0.5, 0.5)}},
+    )
+
+
+# ---- the recipe -----------------------------------------------------------------------------
+
+
+def velocity_env_cfg(
+    scene: SceneCfg, base_body: str, contact_bodies: str | list[str] | None = None
+) -> ManagerBasedRLEnvCfg:
+    """The velocity-tracking recipe for a legged robot.
+
+    Args:
+        scene: the robot's scene; it needs ``root_body`` (the floating base) and ``feet``.
+        base_body: the body whose mass is randomized (the trunk or torso).
+        contact_bodies: bodies whose touching anything ends the episode; default the base.
+
+    Joint-position actions on every actuator around the default pose (scale 0.25), 50 Hz
+    policy on the MJCF's timestep x 4, 20 s episodes; commands (vx, vy, yaw rate); the
+    policy observes :func:`proprioception`; rewards :func:`velocity_rewards`; episodes end
+    on a time-out or a base contact; foot friction, base mass, initial pose and pushes are
+    randomized; joints reset to 0.8-1.2 x their default.
+    """
+    return ManagerBasedRLEnvCfg(
+        scene=scene,
+        decimation=4,
+        episode_length_s=20.0,
+        actions={"joint_pos": JointPositionActionCfg(scale=0.25)},
+        commands={COMMAND: velocity_command()},
+        observations={"policy": policy_observations(noisy=True)},
+        rewards=velocity_rewards(),
+        terminations={
+            "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
+            "base_contact": TerminationTermCfg(
+                func=mdp.illegal_contact, params={"bodies": contact_bodies or base_body}
+            ),
+        },
+        events={
+            "friction": foot_friction((0.6, 1.25)),
+            "base_mass": body_mass(base_body, (-1.0, 2.0)),
+            "reset_base": reset_base(speed=0.3),
+            "reset_joints": EventTermCfg(
+                func=mdp.reset_joints_by_scale, mode="reset", params={"position_range": (0.8, 1.2)}
+            ),
+            "push": push_base(),
+        },
+    )
+
+
+def velocity_play_cfg(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
+    """The play variant of a family task's config: 64 envs, no observation noise, no pushes,
+    no curriculum (``cfg`` is changed and returned)."""
+    cfg.scene.num_envs = 64
+    for group in cfg.observations.values():
+        group.enable_corruption = False
+    cfg.events.pop("push", None)
+    cfg.curriculum = {}
+    return cfg
+
+
+def velocity_agent_cfg() -> AgentCfg:
+    """PPO for the family: 24 steps per env per iteration, 3x128 ELU MLPs."""
+    return AgentCfg(
+        num_steps_per_env=24,
+        max_iterations=300,
+        save_interval=50,
+        algorithm=PpoAlgorithmCfg(learning_rate=1e-3, entropy_coef=0.01),
+        policy=PolicyCfg(actor_hidden_dims=(128, 128, 128), critic_hidden_dims=(128, 128, 128)),
+    )
