@@ -194,9 +194,10 @@ def test_a_users_robot_with_geom_feet_stands_on_them_on_both_engines(engine):
     in its home pose, the user's quadruped carries its weight on its four feet."""
     from pathlib import Path
 
+    from robolearn.tasks.velocity import velocity_env_cfg
+
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.scene import robot_scene
-    from robolearn.tasks.velocity import velocity_env_cfg
 
     model = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
     cfg = velocity_env_cfg(robot_scene(str(model), feet=".._foot", num_envs=2), "base_link")
