@@ -1,4 +1,4 @@
-"""An animated GIF of a policy, for the docs: env 0 followed by the camera, with arrows.
+"""An animated GIF of a policy, for the docs: env 0 followed by the camera, with its markers.
 
 python benchmarks/render_gif.py --task humanoid_walk --out docs/humanoid_walk.gif
 """
@@ -25,7 +25,7 @@ def main() -> None:
     import imageio.v2 as imageio
 
     from robolearn.adapters import make_env
-    from robolearn.render.overlays import velocity_arrows
+    from robolearn.render.overlays import command_markers
     from robolearn.render.video import EnvRenderer, track_body_of
     from robolearn.rl.policy import act, find_checkpoint, load_for_env
 
@@ -40,7 +40,7 @@ def main() -> None:
     for step in range(int(args.seconds / env.step_dt)):
         obs, *_ = env.step(act(policy, obs, 1))
         if step % every == 0:
-            frames.append(renderer.frame(0, arrows=velocity_arrows(env, 0)))
+            frames.append(renderer.frame(0, markers=command_markers(env, 0)))
     imageio.mimsave(
         args.out, [np.asarray(f) for f in frames], duration=1000 * every * env.step_dt, loop=0
     )

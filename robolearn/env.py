@@ -190,8 +190,8 @@ class ManagerBasedRLEnv:
         of the logged means."""
         if reset_ids.numel() == 0:
             return
-        # the one host sync of a step with resets: the count decides whether episode means
-        # must leave diverged envs out
+        # a host sync (one of a few per step on the GPU, docs/gpu.md): the count decides
+        # whether episode means must leave diverged envs out
         num_diverged = int(diverged.sum())
         self.nonfinite_resets += num_diverged
         self.extras["log"]["Episode_Termination/nonfinite"] = num_diverged

@@ -9,7 +9,8 @@ an earlier one, with a warning naming both):
    ``[project.entry-points."robolearn.tasks"] my_robot = "my_pkg.tasks"``; the module is
    imported (its import registers its tasks) or, if the entry point names a function, the
    function is called;
-3. modules named on the command line with ``--import my_pkg.my_tasks`` (any subcommand).
+3. modules named on the command line with ``--import my_pkg.my_tasks`` or
+   ``--import path/to/my_tasks.py`` (any subcommand).
 
 A package that fails to import is reported by name with its error, and the other tasks
 still work. Every task is also registered with gymnasium as ``robolearn/<name>-v0``:
@@ -28,6 +29,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from robolearn.errors import RobolearnError, did_you_mean
 
@@ -123,15 +125,30 @@ def load_tasks() -> None:
 
 
 def import_tasks(modules: Iterable[str]) -> None:
-    """Import modules that register tasks (``--import``); a module that cannot be imported
-    is a RobolearnError naming it and its error."""
+    """Import modules that register tasks (``--import``): a dotted module name, or the path
+    of a ``.py`` file (its folder goes on the import path, so it may import its siblings).
+    One that cannot be imported is a RobolearnError naming it and its error."""
     load_tasks()
     for module in modules:
         try:
             with _source(f"--import {module}"):
-                importlib.import_module(module)
+                if module.endswith(".py"):
+                    _import_file(Path(module))
+                else:
+                    importlib.import_module(module)
+        except RobolearnError as exc:
+            raise RobolearnError(f"--import {module}: {exc}") from exc
         except Exception as exc:
             raise RobolearnError(f"--import {module}: {_one_line(exc)}") from exc
+
+
+def _import_file(path: Path) -> None:
+    if not path.is_file():
+        raise RobolearnError("no such file")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    importlib.import_module(path.stem)
 
 
 def _one_line(exc: BaseException) -> str:

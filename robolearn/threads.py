@@ -4,7 +4,8 @@ PPO update on the CPU.
 * **While MuJoCo steps, torch runs on one thread.** The batch engine keeps every core busy
   during the physics; torch's OpenMP threads, which spin for a while after each parallel op,
   would take those cores between the many small tensor ops of the managers (measured:
-  25-30% of a humanoid step outside the engine with 2 torch threads, 12% with 1).
+  25-30% of a humanoid step outside the engine with 2 torch threads, 11% with 1;
+  ``python benchmarks/manager_overhead.py`` at commit 7431b2b and its parent).
 * **The PPO update gets the cores when its matrices are large enough to share.** Splitting
   a small layer between threads costs more in waiting than it saves: cartpole's 2x32 MLP
   updates as fast on one thread as on two on an idle machine, and much faster beside other

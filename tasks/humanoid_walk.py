@@ -70,8 +70,8 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = velocity_env_cfg(
         humanoid_scene(num_envs=1024), base_body="torso", contact_bodies=["pelvis", "torso"]
     )
-    # MuJoCo Warp sizes its constraint buffer from the initial state (64 rows here); a
-    # standing humanoid uses 53 and one hitting the floor more, so leave room.
+    # MuJoCo Warp sizes its constraint buffer from the model's initial state (qpos0); a
+    # humanoid lying on the floor uses more rows than that, so leave room.
     cfg.sim = SimCfg(physics_dt=0.01, njmax=128)
     cfg.decimation = 2
     # Legs and waist; the arms hold their default pose under their own position control.

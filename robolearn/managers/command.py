@@ -26,6 +26,32 @@ if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
 
 
+@dataclass(frozen=True)
+class Marker:
+    """A debug drawing for the viewers and videos, in the world frame (m).
+
+    ``arrow``: from ``start`` to ``end``, ``size`` wide; ``sphere``: at ``start``, of
+    radius ``size``. Colors are RGBA in [0, 1].
+    """
+
+    kind: str
+    start: tuple[float, float, float]
+    end: tuple[float, float, float] | None = None
+    rgba: tuple[float, float, float, float] = (1.0, 0.2, 0.2, 0.9)
+    size: float = 0.025
+
+
+COMMAND_RGBA = (0.1, 0.8, 0.2, 0.9)
+"""Green: a commanded quantity (e.g. the commanded base velocity)."""
+ACTUAL_RGBA = (0.15, 0.35, 1.0, 0.9)
+"""Blue: the quantity the robot achieves (e.g. its actual base velocity)."""
+
+
+def _point(t: torch.Tensor) -> tuple[float, float, float]:
+    x, y, z = t.detach().cpu().double().tolist()
+    return (x, y, z)
+
+
 @dataclass
 class CommandTermCfg:
     """Settings every command term has."""
@@ -63,6 +89,17 @@ class CommandTerm(abc.ABC):
 
     def _update_metrics(self) -> None:  # noqa: B027 - an optional hook
         """Called every step to accumulate metrics."""
+
+    def step_metrics(self) -> dict[str, torch.Tensor]:
+        """(N,) values of this step that ``robolearn play --eval`` averages over the steps
+        of every episode and reports as ``<term>/<name>`` (e.g. a reaching task's distance
+        to its target); none by default."""
+        return {}
+
+    def debug_markers(self, env_id: int) -> list[Marker]:
+        """What viewers and videos draw for env ``env_id`` when ``cfg.debug_vis`` is on
+        (e.g. a target as a sphere); nothing by default."""
+        return []
 
     def resample(self, env_ids: torch.Tensor) -> None:
         """Draw new commands, and new timers, for ``env_ids``."""
@@ -167,6 +204,16 @@ class UniformVelocityCommand(CommandTerm):
         self.metrics["error_vel_xy"] += (self._command[:, :2] - lin).norm(dim=-1) / max_steps
         yaw = scene.root_ang_vel_b[:, 2]
         self.metrics["error_vel_yaw"] += (self._command[:, 2] - yaw).abs() / max_steps
+
+    def debug_markers(self, env_id: int) -> list[Marker]:
+        """The commanded velocity (green) and the actual one (blue, just above it) as
+        arrows from above the base."""
+        origin, commanded, actual = (t[env_id] for t in self.debug_arrows())
+        lifted = origin + torch.tensor([0.0, 0.0, 0.05], device=origin.device)
+        return [
+            Marker("arrow", _point(origin), _point(origin + commanded), COMMAND_RGBA),
+            Marker("arrow", _point(lifted), _point(lifted + actual), ACTUAL_RGBA),
+        ]
 
     def debug_arrows(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(origin, commanded velocity, actual velocity), each (N, 3) in the world frame.

@@ -1,15 +1,31 @@
-"""Debug drawings added to a MuJoCo scene: velocity arrows; contacts come from MuJoCo's own
-visualization flags (contact points and forces)."""
+"""Debug drawings added to a MuJoCo scene: what command terms draw (velocity arrows,
+targets); contacts come from MuJoCo's own visualization flags (contact points and forces)."""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
 
-COMMAND_RGBA = np.array([0.1, 0.8, 0.2, 0.9], dtype=np.float32)
-"""Green: the commanded base velocity."""
-ACTUAL_RGBA = np.array([0.15, 0.35, 1.0, 0.9], dtype=np.float32)
-"""Blue: the actual base velocity."""
+
+def add_marker(scene: mujoco.MjvScene, marker) -> None:
+    """Append a :class:`~robolearn.managers.Marker` (an arrow or a sphere) to ``scene``, if
+    there is room."""
+    if scene.ngeom >= scene.maxgeom:
+        return
+    rgba = np.asarray(marker.rgba, dtype=np.float32)
+    if marker.kind == "arrow":
+        add_arrow(scene, marker.start, marker.end, rgba, width=marker.size)
+    elif marker.kind == "sphere":
+        geom = scene.geoms[scene.ngeom]
+        mujoco.mjv_initGeom(
+            geom,
+            mujoco.mjtGeom.mjGEOM_SPHERE,
+            np.full(3, marker.size),
+            np.asarray(marker.start, dtype=np.float64),
+            np.eye(3).flatten(),
+            rgba,
+        )
+        scene.ngeom += 1
 
 
 def add_arrow(scene: mujoco.MjvScene, start, end, rgba: np.ndarray, width: float = 0.025) -> None:
@@ -35,17 +51,12 @@ def contact_option(show: bool = True) -> mujoco.MjvOption:
     return option
 
 
-def velocity_arrows(env, env_id: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(start, end, rgba) of the commanded and actual base velocity arrows of one env."""
-    from robolearn.managers import UniformVelocityCommand
-
-    arrows = []
+def command_markers(env, env_id: int) -> list:
+    """What the env's command terms draw for env ``env_id`` (velocity arrows, targets...):
+    their :meth:`~robolearn.managers.CommandTerm.debug_markers`, for terms with
+    ``debug_vis`` on."""
+    markers = []
     for term in env.command_manager.terms.values():
-        if isinstance(term, UniformVelocityCommand) and term.cfg.debug_vis:
-            origin, commanded, actual = (
-                t[env_id].detach().cpu().double().numpy() for t in term.debug_arrows()
-            )
-            arrows.append((origin, origin + commanded, COMMAND_RGBA))
-            lifted = origin + np.array([0.0, 0.0, 0.05])  # drawn just above the command
-            arrows.append((lifted, lifted + actual, ACTUAL_RGBA))
-    return arrows
+        if term.cfg.debug_vis:
+            markers += term.debug_markers(env_id)
+    return markers

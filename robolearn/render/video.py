@@ -15,7 +15,7 @@ import numpy as np
 
 from robolearn.errors import RobolearnError
 from robolearn.files import atomic_path
-from robolearn.render.overlays import add_arrow
+from robolearn.render.overlays import add_marker
 
 
 class EnvRenderer:
@@ -64,19 +64,19 @@ class EnvRenderer:
         return self.data
 
     def frame(
-        self, env_id: int = 0, option: mujoco.MjvOption | None = None, arrows: list | None = None
+        self, env_id: int = 0, option: mujoco.MjvOption | None = None, markers: list | None = None
     ) -> np.ndarray:
         """(height, width, 3) uint8 RGB image of env ``env_id``, with optional scene options
-        (e.g. contact drawing) and extra arrows (start, end, rgba)."""
+        (e.g. contact drawing) and debug markers (:class:`~robolearn.managers.Marker`)."""
         kwargs = {"scene_option": option} if option is not None else {}
         self.renderer.update_scene(self.sync(env_id), camera=self.camera, **kwargs)
-        for start, end, rgba in arrows or ():
-            add_arrow(self.renderer.scene, start, end, rgba)
+        for marker in markers or ():
+            add_marker(self.renderer.scene, marker)
         return self.renderer.render().copy()
 
-    def grid(self, env_ids: list[int], arrows_of=None) -> np.ndarray:
+    def grid(self, env_ids: list[int], markers_of=None) -> np.ndarray:
         """Several envs tiled in a near-square grid, one frame per env."""
-        tiles = [self.frame(i, arrows=arrows_of(i) if arrows_of else None) for i in env_ids]
+        tiles = [self.frame(i, markers=markers_of(i) if markers_of else None) for i in env_ids]
         cols = int(np.ceil(np.sqrt(len(tiles))))
         rows = int(np.ceil(len(tiles) / cols))
         blank = np.zeros_like(tiles[0])

@@ -7,7 +7,10 @@ Metrics (first episode of every env, from a common reset):
 * ``mean_episode_length_s``;
 * for tasks with a velocity command, ``lin_vel_error`` (m/s): the mean over steps and envs of
   |commanded - actual| planar base velocity in the heading frame, and ``ang_vel_error``
-  (rad/s): the mean |commanded - actual| yaw rate. Steps in which an env resets are left out.
+  (rad/s): the mean |commanded - actual| yaw rate. Steps in which an env resets are left out;
+* ``<command>/<metric>``: the mean over the same steps of what each command term reports in
+  :meth:`~robolearn.managers.CommandTerm.step_metrics` (a task's own measures of success,
+  e.g. a reaching task's distance to its target).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
     lin_err = torch.zeros((), device=dev)
     ang_err = torch.zeros((), device=dev)
     samples = torch.zeros((), device=dev)
+    step_sums: dict[str, torch.Tensor] = {}
+    steps_counted = torch.zeros((), device=dev)
     for _ in range(env.max_episode_length):
         command = cmd_term.command.clone() if cmd_term is not None else None
         obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, n))
@@ -56,6 +61,12 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
             lin_err += ((command[:, :2] - vel).norm(dim=-1) * counted).sum()
             ang_err += ((command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted).sum()
             samples += counted.sum()
+        counted = (active & ~done).float()
+        for name, term in env.command_manager.terms.items():
+            for key, value in term.step_metrics().items():
+                total = step_sums.setdefault(f"{name}/{key}", torch.zeros((), device=dev))
+                total += (value.float() * counted).sum()
+        steps_counted += counted.sum()
         active &= ~done
         if not active.any():
             break
@@ -71,4 +82,6 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
     if cmd_term is not None and float(samples) > 0:
         result["lin_vel_error"] = float(lin_err / samples)
         result["ang_vel_error"] = float(ang_err / samples)
+    for key, total in step_sums.items():
+        result[key] = float(total / steps_counted) if float(steps_counted) > 0 else None
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}

@@ -92,7 +92,7 @@ def play(opts: PlayOptions, log=print) -> int:
 
 
 class _Clip:
-    """Frames of env 0 (or a grid of the first ``envs`` envs) with the velocity arrows, one
+    """Frames of env 0 (or a grid of the first ``envs`` envs) with the commands' markers, one
     per env step, up to ``length``."""
 
     def __init__(self, env, renderer, length: int, envs: int = 1) -> None:
@@ -104,15 +104,15 @@ class _Clip:
         return len(self.frames) >= self.length
 
     def __call__(self) -> None:
-        from robolearn.render.overlays import velocity_arrows
+        from robolearn.render.overlays import command_markers
 
         if self.full:
             return
-        arrows = lambda i: velocity_arrows(self.env, i)  # noqa: E731
+        markers = lambda i: command_markers(self.env, i)  # noqa: E731
         if self.envs == 1:
-            self.frames.append(self.renderer.frame(0, arrows=arrows(0)))
+            self.frames.append(self.renderer.frame(0, markers=markers(0)))
         else:
-            self.frames.append(self.renderer.grid(list(range(self.envs)), arrows_of=arrows))
+            self.frames.append(self.renderer.grid(list(range(self.envs)), markers_of=markers))
 
 
 def export(

@@ -194,8 +194,10 @@ class Engine(abc.ABC):
         """Reset envs to the model's default state, or to the given qpos and qvel.
 
         Everything else in the state (ctrl, applied forces, time, warm start) returns to its
-        default. Derived fields of the reset envs are current afterwards; other envs are
-        untouched.
+        default. Derived fields of the reset envs are current afterwards. The other envs'
+        state (positions, velocities, warm start) is untouched; on the Warp engines their
+        derived fields are recomputed too (MuJoCo Warp's forward runs on every world), on
+        ``cpu`` they are not.
 
         Args:
             env_ids: env indices or a boolean mask over envs; None resets all.

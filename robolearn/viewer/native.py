@@ -28,7 +28,7 @@ from typing import Any
 import mujoco
 
 from robolearn.errors import RobolearnError
-from robolearn.render.overlays import add_arrow
+from robolearn.render.overlays import add_marker
 from robolearn.viewer.session import SPEEDS, ViewerSession
 
 _KEYS = {
@@ -114,7 +114,7 @@ def _key_handler(session: ViewerSession) -> Callable[[int], None]:
 
 
 def _show_env(session: ViewerSession, viewer, data) -> None:
-    """Copy the watched env's state into the window's MjData, camera and arrows (under the
+    """Copy the watched env's state into the window's MjData, camera and markers (under the
     viewer's lock)."""
 
     engine, i, model = session.env.engine, session.env_id, session.env.engine.model
@@ -126,8 +126,8 @@ def _show_env(session: ViewerSession, viewer, data) -> None:
         viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
         viewer.cam.trackbodyid = root
     viewer.user_scn.ngeom = 0
-    for start, end, rgba in session.arrows():
-        add_arrow(viewer.user_scn, start, end, rgba)
+    for marker in session.markers():
+        add_marker(viewer.user_scn, marker)
 
 
 @contextlib.contextmanager

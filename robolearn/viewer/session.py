@@ -25,7 +25,7 @@ import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.managers import UniformVelocityCommand
-from robolearn.render.overlays import velocity_arrows
+from robolearn.render.overlays import command_markers
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 """The speeds the viewers offer (x real time); any finite speed in [MIN_SPEED, MAX_SPEED]
@@ -303,8 +303,9 @@ class ViewerSession:
 
     # ---- what is shown ---------------------------------------------------------------
 
-    def arrows(self) -> list:
-        return velocity_arrows(self.env, self.env_id)
+    def markers(self) -> list:
+        """What the watched env's command terms draw (velocity arrows, targets...)."""
+        return command_markers(self.env, self.env_id)
 
     def status(self) -> dict[str, Any]:
         env, i = self.env, self.env_id

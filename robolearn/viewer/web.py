@@ -150,7 +150,7 @@ class WebViewer:
         else:
             cam.type = mujoco.mjtCamera.mjCAMERA_FREE
         rgb = self.renderer.frame(
-            s.env_id, option=contact_option(s.show_contacts), arrows=s.arrows()
+            s.env_id, option=contact_option(s.show_contacts), markers=s.markers()
         )
         jpeg = encode_jpeg(rgb)
         state = s.status()
