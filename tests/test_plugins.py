@@ -173,3 +173,22 @@ def test_a_velocity_task_for_a_robot_of_my_own_is_a_few_lines(tmp_path, monkeypa
     assert mine["rewards"].pop("flat_orientation")["weight"] == -2.0
     assert recipe["rewards"].pop("flat_orientation")["weight"] == -1.0
     assert mine == recipe
+
+
+def test_a_keyframe_of_the_wrong_length_is_one_line(tmp_path):
+    """MuJoCo fills a short keyframe from qpos0 without a word; as a robot's default pose
+    that is a mistake (a keyframe written for another version of the model)."""
+    model = tmp_path / "short_key.xml"
+    model.write_text(
+        USER_ROBOT.read_text()
+        .replace('meshdir="meshes"', f'meshdir="{USER_ROBOT.parent / "meshes"}"')
+        .replace('qpos="0 0 0.33 1 0 0 0 0 0.8 -1.6', 'qpos="0 0 0.33 1 0 0 0 0 0.8')
+    )
+    body = MY_ROBOT_TASK.replace(repr(str(USER_ROBOT)), repr(str(model)))
+    env = package(tmp_path, "short_key_tasks", body)
+    out = robolearn(
+        "train", "--import", "short_key_tasks", "--task", "my_quadruped_walk",
+        "--log_root", tmp_path / "logs", env=env,
+    )  # fmt: skip
+    one_line_error(out, "keyframe 'home' has 18 qpos values; the model has 19 (nq)")
+    assert not (tmp_path / "logs").exists()

@@ -21,14 +21,18 @@ def options(cls: type[T], args: argparse.Namespace, **given: Any) -> T:
     return cls(**values, **given)
 
 
-def positive_int(text: str) -> int:
+def _integer(text: str, low: int, high: int | None, what: str, out_of_range: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{out_of_range}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1, None, "an integer", "must be >= 1")
 
 
 def positive_float(text: str) -> float:
@@ -44,23 +48,11 @@ def positive_float(text: str) -> float:
 def seed(text: str) -> int:
     from robolearn.rl.session import SEED_MAX
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not 0 <= value <= SEED_MAX:
-        raise argparse.ArgumentTypeError(f"a seed is 0 to {SEED_MAX}, got {value}")
-    return value
+    return _integer(text, 0, SEED_MAX, "an integer", f"a seed is 0 to {SEED_MAX}")
 
 
 def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
-    return value
+    return _integer(text, 0, 65535, "a port number", "a port is 0 to 65535")
 
 
 def add_env_args(p: argparse.ArgumentParser, num_envs_help: str | None = None) -> None:
