@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from robolearn.envs.cartpole import cartpole_scene
+from robolearn.robots.cartpole import cartpole_scene
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg

@@ -18,7 +18,7 @@ Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
 
 from __future__ import annotations
 
-from robolearn.envs.humanoid import LEG_JOINTS, humanoid_scene
+from robolearn.robots.humanoid import LEG_JOINTS, humanoid_scene
 from robolearn.tasks.velocity import (
     COMMAND,
     body_mass,

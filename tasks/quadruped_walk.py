@@ -8,7 +8,7 @@ penalties, and an end to episodes where the trunk tilts past 1 rad.
 
 from __future__ import annotations
 
-from robolearn.envs.quadruped import quadruped_scene
+from robolearn.robots.quadruped import quadruped_scene
 from robolearn.tasks.velocity import (
     COMMAND,
     velocity_agent_cfg,

@@ -21,7 +21,7 @@ LAYERS = [
     ["tasks"],
     ["registry"],
     ["rl.config"],  # the agent's typed settings, which tasks name
-    ["envs"],
+    ["robots", "envs"],
     ["env"],
     ["mdp"],
     ["managers"],
@@ -49,13 +49,13 @@ def rank(module: str) -> int | None:
 def package_dirs() -> dict[str, Path]:
     """Where each top-level part of the installed robolearn namespace lives."""
     import robolearn.assets
-    import robolearn.envs
+    import robolearn.robots
     import robolearn.tasks
 
     root = Path(robolearn.__file__).parent
     dirs = {p.name: p for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     dirs |= {p.stem: p for p in root.glob("*.py")}
-    for module in (robolearn.assets, robolearn.envs, robolearn.tasks):
+    for module in (robolearn.assets, robolearn.robots, robolearn.tasks):
         dirs[module.__name__.split(".")[1]] = Path(module.__file__).parent
     return dirs
 

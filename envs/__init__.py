@@ -1,1 +1,0 @@
-"""Robot worlds: one module per robot (asset, default pose, joint groups, feet)."""
