@@ -98,8 +98,13 @@ class Monitor:
         self.info = info
         self.timeout = _dt.timedelta(seconds=timeout_s)
         # Its own gloo group: when a collective of training fails, its connections close,
-        # and this group can still ask every rank whether it is alive.
-        self.group = dist.new_group(backend="gloo")
+        # and this group can still ask every rank whether it is alive. Its collectives
+        # (stop requests, the health check's any_true) time out like the job's: a rank that
+        # hangs between two of them must end the job, not stall it for gloo's default 30 min.
+        self.group = dist.new_group(backend="gloo", timeout=self.timeout)
+        # A third group, used only to find the missing ranks after a collective failed: a
+        # timed-out collective closes its group's connections, whichever group it ran on.
+        self._probe = dist.new_group(backend="gloo", timeout=self.timeout)
 
     def barrier(self, where: str) -> None:
         try:
@@ -112,7 +117,7 @@ class Monitor:
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         try:
             dist.monitored_barrier(
-                group=self.group, timeout=_dt.timedelta(seconds=10), wait_all_ranks=True
+                group=self._probe, timeout=_dt.timedelta(seconds=10), wait_all_ranks=True
             )
         except RuntimeError as probe:
             missing = str(probe).strip().splitlines()[0]
