@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_helpers import robolearn
 
 REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
@@ -20,6 +21,7 @@ def eval_metrics(logs: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # 30 s; the default suite proves learning with cartpole
 def test_the_arm_learns_to_reach_and_play_reports_the_task_metric(tmp_path):
     """Untrained, the end effector stays 0.58 m from its targets on average and never
     within 5 cm (measured). After 60 iterations (737k env steps, ~20 s here) one run
