@@ -250,7 +250,7 @@ class ManagerBasedRLEnv:
 
     def _reset_physics(self, env_ids: torch.Tensor) -> None:
         """The default state, then the reset events, then the forward pass, for ``env_ids``."""
-        qpos = self.scene.default_qpos.expand(env_ids.numel(), -1)
+        qpos = self.scene.default_qpos_at_origins(env_ids)
         self.engine.reset(env_ids, qpos=qpos, forward=False)
         self.engine.ctrl[env_ids] = self.scene.default_ctrl
         # The scene's per-step cache still holds the state from before the reset: reset

@@ -6,4 +6,10 @@ humanoid_walk and quadruped_walk derive from.
 Importing this package registers every shipped task with :mod:`robolearn.registry`.
 """
 
-from robolearn.tasks import cartpole_balance, humanoid_walk, quadruped_walk  # noqa: F401
+from robolearn.tasks import (  # noqa: F401
+    cartpole_balance,
+    humanoid_walk,
+    humanoid_walk_rough,
+    quadruped_walk,
+    quadruped_walk_rough,
+)

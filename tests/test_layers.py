@@ -26,6 +26,7 @@ LAYERS = [
     ["mdp"],
     ["managers"],
     ["scene"],
+    ["terrain"],  # generated terrains: configs, height maps, the height field
     ["sim"],
     ["assets"],
     ["threads"],

@@ -31,7 +31,7 @@ class Marker:
     """A debug drawing for the viewers and videos, in the world frame (m).
 
     ``arrow``: from ``start`` to ``end``, ``size`` wide; ``sphere``: at ``start``, of
-    radius ``size``. Colors are RGBA in [0, 1].
+    radius ``size``; ``text``: ``text`` written at ``start``. Colors are RGBA in [0, 1].
     """
 
     kind: str
@@ -39,6 +39,7 @@ class Marker:
     end: tuple[float, float, float] | None = None
     rgba: tuple[float, float, float, float] = (1.0, 0.2, 0.2, 0.9)
     size: float = 0.025
+    text: str = ""
 
 
 COMMAND_RGBA = (0.1, 0.8, 0.2, 0.9)

@@ -2,7 +2,8 @@
 
 A term is ``func(env, env_ids, **params)``. It runs for the envs about to reset, before
 their reset (and once for every env when the env is built), and returns a number describing
-its state, logged as ``Curriculum/<term>`` (``None`` logs nothing). It may change config
+its state, logged as ``Curriculum/<term>`` (``None`` logs nothing; a dict logs each entry as
+``Curriculum/<term>/<key>``). It may change config
 values that terms read each time they run; when the change counts depends on when that is:
 
 * reward weights and params: read at every step, so from the next step on. Change a field
@@ -48,6 +49,8 @@ class CurriculumManager(ManagerBase):
         log: dict[str, float | torch.Tensor] = {}
         for name, fn in self._terms.items():
             value = fn(self.env, env_ids, **self.cfg[name].params)
-            if value is not None:
+            if isinstance(value, dict):
+                log |= {f"Curriculum/{name}/{key}": v for key, v in value.items()}
+            elif value is not None:
                 log[f"Curriculum/{name}"] = value
         return log

@@ -211,6 +211,17 @@ class ObservationManager(ManagerBase):
         raw: dict[tuple, torch.Tensor] = {}
         return {name: group.compute(raw, update_history) for name, group in self._terms.items()}
 
+    def debug_markers(self, env_id: int) -> list:
+        """What the class-based terms that draw (they have ``debug_markers(env_id)``, as a
+        height scan does) draw for env ``env_id``, from their latest compute."""
+        markers: list = []
+        for group in self._terms.values():
+            for _, _, fn in group.terms:
+                draw = getattr(fn, "debug_markers", None)
+                if draw is not None:
+                    markers += draw(env_id)
+        return markers
+
     def term_slices(self, group: str) -> dict[str, slice]:
         """The columns of each term in group ``group``'s tensor, in order."""
         slices, start = {}, 0

@@ -3,7 +3,7 @@
 ``from robolearn import mdp`` then ``mdp.track_lin_vel_xy_exp``, ``mdp.time_out`` and so on.
 """
 
-from robolearn.mdp.curriculums import command_velocity_levels
+from robolearn.mdp.curriculums import command_velocity_levels, terrain_levels
 from robolearn.mdp.events import (
     push_by_setting_velocity,
     randomize_actuator_gains,
@@ -20,6 +20,7 @@ from robolearn.mdp.observations import (
     feet_contact,
     foot_contact_force,
     generated_commands,
+    height_scan,
     joint_pos,
     joint_pos_rel,
     joint_vel_rel,
@@ -59,6 +60,7 @@ from robolearn.mdp.terminations import (
     base_height_below,
     illegal_contact,
     joint_pos_out_of_bounds,
+    terrain_out_of_bounds,
     time_out,
 )
 
@@ -83,6 +85,7 @@ __all__ = [
     "flat_orientation_l2",
     "foot_contact_force",
     "generated_commands",
+    "height_scan",
     "illegal_contact",
     "is_alive",
     "is_terminated",
@@ -108,6 +111,8 @@ __all__ = [
     "reset_joints_by_scale",
     "reset_root_state_uniform",
     "sensor",
+    "terrain_levels",
+    "terrain_out_of_bounds",
     "time_out",
     "track_ang_vel_z_exp",
     "track_lin_vel_xy_exp",

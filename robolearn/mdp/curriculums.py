@@ -51,3 +51,23 @@ class command_velocity_levels(ManagerTerm):  # noqa: N801 - a term is named like
                     min(ranges.ang_vel_z[1] + step, limit_ang_vel_z[1]),
                 )
         return ranges.lin_vel_x[1]
+
+
+def terrain_levels(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, command_name: str
+) -> torch.Tensor:
+    """Move resetting envs between terrain rows by how far their robot walked (legged_gym's
+    and Isaac Lab's rule): farther than half a tile from its origin moves up a level; less
+    than half the distance its command asked for over a whole episode moves down. Envs
+    past the top row go to a random row. Envs that took no step yet (the first reset) stay.
+    Returns the mean level over all envs (``mean``) and over the envs of each sub-terrain
+    type (logged as ``Curriculum/<term>/mean``, ``Curriculum/<term>/<type>``)."""
+    terrain = env.scene.require_terrain()
+    walked = (env.scene.root_pos_w[env_ids, :2] - terrain.env_origins[env_ids, :2]).norm(dim=-1)
+    command = env.command_manager.get_command(command_name)[env_ids, :2]
+    started = env.episode_length_buf[env_ids] > 0
+    up = started & (walked > min(terrain.tile_size) / 2)
+    asked = command.norm(dim=-1) * env.max_episode_length_s * 0.5
+    down = started & (walked < asked) & ~up
+    terrain.move(env_ids, up, down)
+    return {"mean": terrain.mean_level()} | terrain.mean_level_per_type()

@@ -39,7 +39,8 @@ def reset_root_state_uniform(
     pose_range: dict[str, tuple[float, float]],
     velocity_range: dict[str, tuple[float, float]] | None = None,
 ) -> None:
-    """Place the root at the default pose plus a uniform offset, with a uniform velocity.
+    """Place the root at the default pose plus a uniform offset, with a uniform velocity;
+    on a terrain, the default pose is moved to the env's origin (its tile's center).
 
     ``pose_range`` offsets position (m) and orientation (rad, roll pitch yaw applied in the
     world after the default orientation); ``velocity_range`` gives linear (world, m/s) and
@@ -49,16 +50,19 @@ def reset_root_state_uniform(
     scene.require_floating_base()
     n = env_ids.numel()
     pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
-    default = scene.default_qpos
+    q0, v0 = scene.root_qpos_adr, scene.root_dof_adr
+    default = scene.default_qpos[q0 : q0 + 7]
     pos = default[0:3] + pose[:, 0:3].to(e.dtype)
+    if scene.terrain is not None:
+        pos = pos + scene.env_origins[env_ids].to(e.dtype)
     delta = quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]).to(e.dtype)
     quat = quat_mul(delta, default[3:7].expand(n, 4))
-    e.qpos[env_ids, 0:7] = torch.cat((pos, quat), dim=-1)
+    e.qpos[env_ids, q0 : q0 + 7] = torch.cat((pos, quat), dim=-1)
     if velocity_range:
         vel = _sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
         # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
         ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
-        e.qvel[env_ids, 0:6] = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
+        e.qvel[env_ids, v0 : v0 + 6] = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
 
 
 def reset_joints_by_scale(
@@ -105,9 +109,9 @@ def push_by_setting_velocity(
 ) -> None:
     """Push the base: add a uniform velocity (linear world m/s; angular rad/s, base frame)."""
     env.scene.require_floating_base()
-    e = env.engine
+    e, v0 = env.engine, env.scene.root_dof_adr
     dv = _sample_axes(velocity_range, env_ids.numel(), "push_by_setting_velocity", env.device)
-    e.qvel[env_ids, 0:6] += dv.to(e.dtype)
+    e.qvel[env_ids, v0 : v0 + 6] += dv.to(e.dtype)
 
 
 def randomize_friction(

@@ -11,6 +11,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from robolearn.errors import RobolearnError
+from robolearn.managers import ManagerTerm, Marker
+from robolearn.math import yaw_from_quat
+
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
 
@@ -31,8 +35,8 @@ def projected_gravity(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 def base_height(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """Height of the base above the world origin, m (1)."""
-    return env.scene.root_pos_w[:, 2:3]
+    """Height of the base above the ground under it, m (1)."""
+    return env.scene.root_height.unsqueeze(-1)
 
 
 def joint_pos_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
@@ -75,3 +79,69 @@ def feet_contact(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor
 def foot_contact_force(env: ManagerBasedRLEnv) -> torch.Tensor:
     """(N, num_feet, 3) external force on each foot body (scene.feet), world frame, N."""
     return env.scene.feet_contact_force
+
+
+class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
+    """The ground under a grid of points around the base, as heights below the base.
+
+    A ``size`` (x, y) metre grid of points every ``resolution`` metres, centred on the
+    base and turned with its heading (yaw only: the scan stays level when the base
+    pitches); each value is ``base height - ground height - offset`` at one point, x-major
+    (legged_gym's and Isaac Lab's ``height_scan``: 1.6 m x 1.0 m at 0.1 m, 187 points, is
+    the default). The ground is the scene's terrain, read from the same height field the
+    physics collides with (:class:`~robolearn.terrain.HeightMap`), so the robot's own
+    geoms never hide it; on the MJCF's own ground it is the plane z = 0. Clip it in the
+    term's config (``clip=(-1, 1)``) as the anchors do.
+    """
+
+    def __init__(self, cfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        env.scene.require_floating_base()
+        params = dict(cfg.params)
+        size = params.get("size", (1.6, 1.0))
+        resolution = float(params.get("resolution", 0.1))
+        if resolution <= 0 or len(size) != 2 or min(size) < 0:
+            raise RobolearnError(
+                f"height_scan: size (x, y) >= 0 and resolution > 0, got {size}, {resolution}"
+            )
+        xs = torch.arange(-size[0] / 2, size[0] / 2 + 1e-6, resolution, device=env.device)
+        ys = torch.arange(-size[1] / 2, size[1] / 2 + 1e-6, resolution, device=env.device)
+        gx, gy = torch.meshgrid(xs, ys, indexing="ij")
+        self.pattern = torch.stack((gx.reshape(-1), gy.reshape(-1)), dim=-1)
+        """(P, 2) the points in the base's heading frame (m)."""
+        self.points_xy: torch.Tensor | None = None
+        self.ground: torch.Tensor | None = None
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        size: tuple[float, float] = (1.6, 1.0),
+        resolution: float = 0.1,
+        offset: float = 0.5,
+    ) -> torch.Tensor:
+        scene = env.scene
+        yaw = yaw_from_quat(scene.root_quat_w)
+        cos, sin = torch.cos(yaw).unsqueeze(-1), torch.sin(yaw).unsqueeze(-1)
+        px, py = self.pattern[:, 0], self.pattern[:, 1]
+        base = scene.root_pos_w
+        xy = torch.stack(
+            (base[:, 0:1] + cos * px - sin * py, base[:, 1:2] + sin * px + cos * py), dim=-1
+        )
+        ground = scene.ground_height(xy)
+        self.points_xy, self.ground = xy, ground
+        return base[:, 2:3] - ground - offset
+
+    def debug_markers(self, env_id: int) -> list[Marker]:
+        """The scanned ground points of ``env_id`` as small spheres (after a compute)."""
+        if self.points_xy is None or self.ground is None:
+            return []
+        xy = self.points_xy[env_id].detach().cpu().double()
+        z = self.ground[env_id].detach().cpu().double()
+        return [
+            Marker("sphere", (float(x), float(y), float(h)), rgba=SCAN_RGBA, size=0.015)
+            for (x, y), h in zip(xy.tolist(), z.tolist(), strict=True)
+        ]
+
+
+SCAN_RGBA = (1.0, 0.85, 0.1, 0.9)
+"""Yellow: the ground points a height scan reads."""

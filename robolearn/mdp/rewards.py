@@ -72,8 +72,8 @@ def upright(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor:
-    """Squared error of the base height from ``target_height`` (m)."""
-    return (env.scene.root_pos_w[:, 2] - target_height).square()
+    """Squared error of the base height above the ground under it from ``target_height`` (m)."""
+    return (env.scene.root_height - target_height).square()
 
 
 # ---- joints and actuators -----------------------------------------------------------
@@ -203,9 +203,12 @@ def feet_gait_contact(
 def feet_swing_height(
     env: ManagerBasedRLEnv, target_height: float, threshold: float = 1.0
 ) -> torch.Tensor:
-    """Squared shortfall of swinging feet below ``target_height`` (m, world z of the foot
-    body's origin): feet that shuffle instead of stepping."""
-    z = env.scene.feet_pos_w[..., 2]
+    """Squared shortfall of swinging feet below ``target_height`` (m, height of the foot
+    body's origin above the ground under it): feet that shuffle instead of stepping."""
+    scene = env.scene
+    z = scene.feet_pos_w[..., 2]
+    if scene.terrain is not None:
+        z = z - scene.ground_height(scene.feet_pos_w[..., :2])
     swinging = foot_contact_force(env).norm(dim=-1) <= threshold
     return ((target_height - z).clamp(min=0).square() * swinging).sum(-1)
 

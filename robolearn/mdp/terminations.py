@@ -18,8 +18,8 @@ def time_out(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 def base_height_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
-    """The base dropped below ``minimum`` metres."""
-    return env.scene.root_pos_w[:, 2] < minimum
+    """The base dropped below ``minimum`` metres above the ground under it."""
+    return env.scene.root_height < minimum
 
 
 def bad_orientation(env: ManagerBasedRLEnv, limit_angle: float) -> torch.Tensor:
@@ -42,3 +42,12 @@ def joint_pos_out_of_bounds(
     """A joint in ``joints`` left ``bounds`` (absolute position, rad or m)."""
     pos = env.scene.joint_pos[:, env.scene.index("joint", joints)]
     return ((pos < bounds[0]) | (pos > bounds[1])).any(-1)
+
+
+def terrain_out_of_bounds(env: ManagerBasedRLEnv, distance: float = 3.0) -> torch.Tensor:
+    """The base came within ``distance`` metres of the terrain's edge (walking off the
+    height field would drop it into the void)."""
+    x0, x1, y0, y1 = env.scene.require_terrain().height_map.bounds
+    pos = env.scene.root_pos_w
+    x, y = pos[:, 0], pos[:, 1]
+    return (x < x0 + distance) | (x > x1 - distance) | (y < y0 + distance) | (y > y1 - distance)

@@ -1,10 +1,13 @@
 """Debug drawings added to a MuJoCo scene: what command terms draw (velocity arrows,
-targets); contacts come from MuJoCo's own visualization flags (contact points and forces)."""
+targets), what observation terms draw (a height scan's points), the terrain tile of the
+env; contacts come from MuJoCo's own visualization flags (contact points and forces)."""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
+
+from robolearn.managers import Marker
 
 
 def add_marker(scene: mujoco.MjvScene, marker) -> None:
@@ -25,6 +28,19 @@ def add_marker(scene: mujoco.MjvScene, marker) -> None:
             np.eye(3).flatten(),
             rgba,
         )
+        scene.ngeom += 1
+    elif marker.kind == "text":
+        # MuJoCo writes a geom's label beside it: an invisible dot carries the text.
+        geom = scene.geoms[scene.ngeom]
+        mujoco.mjv_initGeom(
+            geom,
+            mujoco.mjtGeom.mjGEOM_SPHERE,
+            np.full(3, 1e-3),
+            np.asarray(marker.start, dtype=np.float64),
+            np.eye(3).flatten(),
+            np.zeros(4, dtype=np.float32),
+        )
+        geom.label = marker.text[:99]  # mjvGeom.label holds 100 bytes
         scene.ngeom += 1
 
 
@@ -52,11 +68,23 @@ def contact_option(show: bool = True) -> mujoco.MjvOption:
 
 
 def command_markers(env, env_id: int) -> list:
-    """What the env's command terms draw for env ``env_id`` (velocity arrows, targets...):
-    their :meth:`~robolearn.managers.CommandTerm.debug_markers`, for terms with
-    ``debug_vis`` on."""
+    """What the env's terms draw for env ``env_id``: the command terms' markers (velocity
+    arrows, targets...) for terms with ``debug_vis`` on, then those of any class-based
+    observation term that has ``debug_markers`` (a height scan's ground points)."""
     markers = []
     for term in env.command_manager.terms.values():
         if term.cfg.debug_vis:
             markers += term.debug_markers(env_id)
-    return markers
+    return markers + env.observation_manager.debug_markers(env_id) + terrain_label(env, env_id)
+
+
+def terrain_label(env, env_id: int) -> list:
+    """On a generated terrain, env ``env_id``'s sub-terrain and level written above its
+    robot; nothing elsewhere."""
+    terrain = env.scene.terrain
+    if terrain is None or env.scene.root_body_id is None:
+        return []
+    x, y, z = env.scene.root_pos_w[env_id].tolist()
+    kind = terrain.column_types[int(terrain.env_cols[env_id])]
+    text = f"{kind}, level {int(terrain.levels[env_id])}/{terrain.num_rows - 1}"
+    return [Marker("text", (x, y, z + 0.5), text=text)]

@@ -10,7 +10,9 @@ Metrics (first episode of every env, from a common reset):
   (rad/s): the mean |commanded - actual| yaw rate. Steps in which an env resets are left out;
 * ``<command>/<metric>``: the mean over the same steps of what each command term reports in
   :meth:`~robolearn.managers.CommandTerm.step_metrics` (a task's own measures of success,
-  e.g. a reaching task's distance to its target).
+  e.g. a reaching task's distance to its target);
+* on a generated terrain, ``terrain``: the mean level, and per sub-terrain type
+  (``types``) and per level (``levels``) the envs, their fall rate and tracking errors.
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
     lengths = torch.zeros(n, device=dev)
     fell = torch.zeros(n, dtype=torch.bool, device=dev)
     cmd_term = velocity_command(env)
-    lin_err = torch.zeros((), device=dev)
-    ang_err = torch.zeros((), device=dev)
-    samples = torch.zeros((), device=dev)
+    # Per env, so that a terrain's envs can be grouped by type and level at the end.
+    lin_err = torch.zeros(n, device=dev)
+    ang_err = torch.zeros(n, device=dev)
+    samples = torch.zeros(n, device=dev)
     step_sums: dict[str, torch.Tensor] = {}
     steps_counted = torch.zeros((), device=dev)
     for _ in range(env.max_episode_length):
@@ -58,9 +61,9 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
             scene = env.scene
             vel = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
             counted = (active & ~done).float()
-            lin_err += ((command[:, :2] - vel).norm(dim=-1) * counted).sum()
-            ang_err += ((command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted).sum()
-            samples += counted.sum()
+            lin_err += (command[:, :2] - vel).norm(dim=-1) * counted
+            ang_err += (command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted
+            samples += counted
         counted = (active & ~done).float()
         for name, term in env.command_manager.terms.items():
             for key, value in term.step_metrics().items():
@@ -79,9 +82,53 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
         "lin_vel_error": None,
         "ang_vel_error": None,
     }
-    if cmd_term is not None and float(samples) > 0:
-        result["lin_vel_error"] = float(lin_err / samples)
-        result["ang_vel_error"] = float(ang_err / samples)
+    everyone = torch.ones(n, dtype=torch.bool, device=dev)
+    if cmd_term is not None:
+        result |= _tracking(everyone, lin_err, ang_err, samples)
     for key, total in step_sums.items():
         result[key] = float(total / steps_counted) if float(steps_counted) > 0 else None
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}
+    if env.scene.terrain is not None:
+        result["terrain"] = _per_terrain(env.scene.terrain, fell, lin_err, ang_err, samples)
+    return _no_nan(result)
+
+
+def _tracking(envs, lin_err, ang_err, samples) -> dict[str, float | None]:
+    """Mean tracking errors over the counted steps of ``envs`` (a (N,) bool mask)."""
+    count = float(samples[envs].sum())
+    if count <= 0:
+        return {"lin_vel_error": None, "ang_vel_error": None}
+    return {
+        "lin_vel_error": float(lin_err[envs].sum()) / count,
+        "ang_vel_error": float(ang_err[envs].sum()) / count,
+    }
+
+
+def _per_terrain(terrain, fell, lin_err, ang_err, samples) -> dict[str, Any]:
+    """Falls and tracking errors of the envs of each sub-terrain type and of each level."""
+
+    def group(envs: torch.Tensor) -> dict[str, Any]:
+        stats: dict[str, Any] = {
+            "envs": int(envs.sum()),
+            "fall_rate": float(fell[envs].float().mean()),
+            "mean_level": float(terrain.levels[envs].float().mean()),
+        }
+        return stats | _tracking(envs, lin_err, ang_err, samples)
+
+    types = {
+        name: group(terrain.env_types == k)
+        for k, name in enumerate(terrain.type_names)
+        if bool((terrain.env_types == k).any())
+    }
+    levels = {
+        str(level): group(terrain.levels == level)
+        for level in range(terrain.num_rows)
+        if bool((terrain.levels == level).any())
+    }
+    return {"mean_level": float(terrain.mean_level()), "types": types, "levels": levels}
+
+
+def _no_nan(value: Any) -> Any:
+    """``value`` with every NaN float, at any depth, as None (strict JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    return None if isinstance(value, float) and math.isnan(value) else value

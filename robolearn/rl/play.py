@@ -86,9 +86,27 @@ def play(opts: PlayOptions, log=print) -> int:
     if opts.json:
         print(json.dumps(metrics))
     else:
+        terrain = metrics.pop("terrain", None)
         for key, value in metrics.items():
             log(f"  {key:22s} {value:.4f}" if isinstance(value, float) else f"  {key:22s} {value}")
+        if terrain is not None:
+            log(f"  terrain: mean level {terrain['mean_level']:.2f}")
+            for name, stats in terrain["types"].items():
+                log(f"    {name:20s} " + _terrain_stats(stats))
     return 0
+
+
+def _terrain_stats(stats: dict) -> str:
+    """One line of a terrain type's evaluation."""
+
+    def num(value) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    return (
+        f"envs {stats['envs']:4d}  level {stats['mean_level']:.1f}  falls "
+        f"{stats['fall_rate']:.2f}  lin_vel_error {num(stats['lin_vel_error'])}  "
+        f"ang_vel_error {num(stats['ang_vel_error'])}"
+    )
 
 
 class _Clip:

@@ -10,6 +10,7 @@ from robolearn.errors import RobolearnError
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
+from robolearn.terrain import TerrainGrid, add_terrain
 
 
 def resolve_model_path(model: str) -> Path:
@@ -31,11 +32,14 @@ def resolve_model_path(model: str) -> Path:
     )
 
 
-def build_engine(cfg: SceneCfg, sim: SimCfg) -> Engine:
-    """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings, on its engine."""
+def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None) -> Engine:
+    """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings, on its engine;
+    ``terrain`` (generated from ``cfg.terrain``) replaces the MJCF's ground planes."""
     spec = load_spec(resolve_model_path(cfg.model))
     apply_sim_options(spec, sim)
     separate_foot_geoms(spec, cfg.feet)
+    if terrain is not None:
+        add_terrain(spec, terrain)
     model = compile_model(spec)
     check_keyframe(spec, model, cfg.keyframe)
     return make_engine(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS
+from robolearn.terrain import TerrainCfg
 
 
 @dataclass
@@ -42,3 +43,6 @@ class SceneCfg:
     """Body of the floating base (a free joint) for base-frame quantities; None if fixed."""
     feet: tuple[str, ...] = field(default_factory=tuple)
     """Bodies that are feet, for gait terms (air time, slip, contact)."""
+    terrain: TerrainCfg | None = None
+    """A generated terrain in place of the MJCF's ground planes; None keeps the MJCF's
+    ground. With a terrain, each env spawns on a tile (see :mod:`robolearn.terrain`)."""

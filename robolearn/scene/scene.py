@@ -18,7 +18,9 @@ from robolearn.scene.cache import per_step
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.defaults import default_state
 from robolearn.scene.names import SceneNames, match_names
+from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
+from robolearn.terrain import generate
 
 __all__ = ["Scene", "SceneCfg", "SimCfg", "match_names", "resolve_model_path"]
 
@@ -34,7 +36,8 @@ class Scene(SceneNames):
 
     def __init__(self, cfg: SceneCfg, sim: SimCfg) -> None:
         self.cfg = cfg
-        self.engine: Engine = build_engine(cfg, sim)
+        grid = generate(cfg.terrain) if cfg.terrain is not None else None
+        self.engine: Engine = build_engine(cfg, sim, grid)
         self.num_envs = self.engine.num_envs
         super().__init__(self.engine.model, self.engine.device)
         self.default_qpos, self.default_ctrl = default_state(
@@ -45,10 +48,21 @@ class Scene(SceneNames):
             self.default_qpos[self.joint_qpos_adr].float().unsqueeze(0).repeat(self.num_envs, 1)
         )
         """(N, num_joints) joint positions each env resets around; events may change rows."""
-        m = self.model
-        self.has_free_root = m.njnt > 0 and int(m.jnt_type[0]) == int(mujoco.mjtJoint.mjJNT_FREE)
-        self.root_body_id = self._find_root_body(cfg.root_body)
-        """The floating base's body id, or None (see :meth:`require_floating_base`)."""
+        self.root_body_id, self.root_qpos_adr, self.root_dof_adr = self._find_root(cfg.root_body)
+        """The floating base's body id and its free joint's first qpos and qvel columns, or
+        None (see :meth:`require_floating_base`)."""
+        self.terrain = (
+            SceneTerrain(cfg.terrain, grid, self.model, self.num_envs, self.device)
+            if grid is not None and cfg.terrain is not None
+            else None
+        )
+        """The generated terrain and each env's tile, or None on the MJCF's own ground."""
+        self.env_origins = (
+            self.terrain.env_origins
+            if self.terrain is not None
+            else torch.zeros(self.num_envs, 3, device=self.device)
+        )
+        """(N, 3) where each env's robot spawns: its tile's center on a terrain, else 0."""
         self.feet_body_ids = (
             torch.as_tensor(self.body_ids(list(cfg.feet)), device=self.device) if cfg.feet else None
         )
@@ -56,15 +70,35 @@ class Scene(SceneNames):
         self._step_cache: dict[str, torch.Tensor] = {}
         self._nominal: dict[str, torch.Tensor] = {}
 
-    def _find_root_body(self, root_body: str | None) -> int | None:
+    def _find_root(self, root_body: str | None) -> tuple[int | None, int, int]:
+        """The root body's id and its free joint's qpos and qvel addresses (the free joint
+        may be any joint of the model: a scene can hold fixed arms and free props too)."""
         if root_body is None:
-            return None
-        root = self.body_ids(root_body)
-        if not self.has_free_root or int(self.model.jnt_bodyid[0]) != root[0]:
-            raise RobolearnError(
-                f"scene.root_body {root_body!r} is not the body of the model's free joint"
-            )
-        return root[0]
+            return None, 0, 0
+        root = self.body_ids(root_body)[0]
+        m = self.model
+        for j in range(m.njnt):
+            if int(m.jnt_bodyid[j]) == root and int(m.jnt_type[j]) == int(
+                mujoco.mjtJoint.mjJNT_FREE
+            ):
+                return root, int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])
+        raise RobolearnError(f"scene.root_body {root_body!r} has no free joint")
+
+    def default_qpos_at_origins(self, env_ids: torch.Tensor) -> torch.Tensor:
+        """(n, nq) the default state of ``env_ids`` with the root moved to their origins."""
+        qpos = self.default_qpos.expand(env_ids.numel(), -1)
+        if self.terrain is None or self.root_body_id is None:
+            return qpos
+        qpos = qpos.clone()
+        cols = slice(self.root_qpos_adr, self.root_qpos_adr + 3)
+        qpos[:, cols] += self.env_origins[env_ids].to(qpos.dtype)
+        return qpos
+
+    def require_terrain(self) -> SceneTerrain:
+        """The scene's terrain; raises RobolearnError when the scene has none."""
+        if self.terrain is None:
+            raise RobolearnError("this term needs a generated terrain: set scene.terrain")
+        return self.terrain
 
     def require_floating_base(self) -> int:
         """The floating base's body id; raises RobolearnError when the scene has none.
@@ -135,10 +169,11 @@ class Scene(SceneNames):
             raise RobolearnError("this term needs scene.feet: the names of the foot bodies")
         return self.feet_body_ids
 
-    def _root_state(self, field: str, start: int) -> torch.Tensor:
-        """Three columns of the free joint's part of qpos or qvel, float32."""
+    def _root_state(self, field: str, start: int, size: int = 3) -> torch.Tensor:
+        """Columns ``start:start+size`` of the free joint's part of qpos or qvel, float32."""
         self.require_floating_base()
-        return getattr(self.engine, field)[:, start : start + 3].float()
+        adr = self.root_qpos_adr if field == "qpos" else self.root_dof_adr
+        return getattr(self.engine, field)[:, adr + start : adr + start + size].float()
 
     @per_step
     def root_pos_w(self) -> torch.Tensor:
@@ -148,8 +183,23 @@ class Scene(SceneNames):
     @per_step
     def root_quat_w(self) -> torch.Tensor:
         """(N, 4) root orientation, w x y z, float32."""
-        self.require_floating_base()
-        return self.engine.qpos[:, 3:7].float()
+        return self._root_state("qpos", 3, 4)
+
+    def ground_height(self, xy: torch.Tensor) -> torch.Tensor:
+        """Ground height (m) under each (x, y) point of ``xy`` (..., 2): the terrain's, or
+        0 where the scene keeps the MJCF's own (flat) ground."""
+        if self.terrain is None:
+            return torch.zeros(xy.shape[:-1], device=xy.device)
+        return self.terrain.height_map.height_at(xy)
+
+    @per_step
+    def root_height(self) -> torch.Tensor:
+        """(N,) height of the root body above the ground under it (m), float32: its world
+        z on the MJCF's flat ground, its z minus the terrain's height on a terrain."""
+        z = self.root_pos_w[:, 2]
+        if self.terrain is None:
+            return z
+        return z - self.terrain.height_map.height_at(self.root_pos_w[:, :2])
 
     @per_step
     def root_lin_vel_w(self) -> torch.Tensor:

@@ -189,6 +189,9 @@ def _texts(session: ViewerSession) -> list[tuple]:
         "paused" if s["paused"] else f"running x{s['speed']}",
         f"last reset: {s['last_termination'] or '-'}",
     ]
+    if "terrain" in s:
+        t = s["terrain"]
+        left.append(f"terrain {t['type']}, level {t['level']} of {t['levels'] - 1}")
     if "command" in s:
         c, v = s["command"], s["velocity"]
         left.append(f"command vx {c['vx']:+.2f} vy {c['vy']:+.2f} wz {c['wz']:+.2f}")

@@ -325,6 +325,13 @@ class ViewerSession:
             "last_termination": env.termination_manager.last_reason(i),
             **self.actions.info(),
         }
+        terrain = env.scene.terrain
+        if terrain is not None:
+            out["terrain"] = {
+                "type": terrain.column_types[int(terrain.env_cols[i])],
+                "level": int(terrain.levels[i]),
+                "levels": terrain.num_rows,
+            }
         for name, term in env.command_manager.terms.items():
             if isinstance(term, UniformVelocityCommand):
                 cmd = term.command[i].tolist()

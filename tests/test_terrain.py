@@ -1,0 +1,296 @@
+"""Generated terrain: the generator, the height field in the model, the ground the height
+scan reads, spawning on tiles, the terrain curriculum, evaluation per terrain, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+from cli_helpers import one_line_error, robolearn
+
+from robolearn.env import ManagerBasedRLEnv
+from robolearn.errors import RobolearnError
+from robolearn.registry import get_task
+from robolearn.render.overlays import command_markers
+from robolearn.terrain import (
+    TERRAIN_GEOM,
+    TYPES,
+    HeightMap,
+    SubTerrainCfg,
+    TerrainCfg,
+    add_terrain,
+    generate,
+)
+from robolearn.terrain.generator import GAP_DEPTH, column_types
+
+
+def small_terrain(**kw) -> TerrainCfg:
+    """Every type once, 3 levels, 4 m tiles: a terrain that builds in a blink."""
+    subs = {name: SubTerrainCfg(name) for name in TYPES}
+    return TerrainCfg(
+        num_rows=3, num_cols=len(subs), tile_size=(4.0, 4.0), border_width=2.0,
+        sub_terrains=subs, **kw,
+    )  # fmt: skip
+
+
+def compiled(grid) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    spec = mujoco.MjSpec()
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1])
+    add_terrain(spec, grid)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return model, data
+
+
+# ---- the generator ---------------------------------------------------------------------
+
+
+def test_the_same_seed_gives_the_same_terrain_and_another_seed_another():
+    a, b = generate(small_terrain(seed=3)), generate(small_terrain(seed=3))
+    assert np.array_equal(a.heights, b.heights)
+    assert np.array_equal(a.tile_origins, b.tile_origins)
+    assert not np.array_equal(a.heights, generate(small_terrain(seed=4)).heights)
+
+
+def test_columns_are_shared_out_by_proportion():
+    cfg = TerrainCfg(
+        num_cols=10,
+        sub_terrains={
+            "a": SubTerrainCfg("flat", proportion=3),
+            "b": SubTerrainCfg("pyramid_stairs", proportion=7),
+            "none": SubTerrainCfg("gaps", proportion=0),
+        },
+    )
+    assert column_types(cfg) == ["a"] * 3 + ["b"] * 7
+
+
+def tile(grid, row: int, col: int) -> np.ndarray:
+    """The heights of one tile of a ``small_terrain`` grid."""
+    n = round(4.0 / grid.horizontal_scale)
+    border = round(2.0 / grid.horizontal_scale)
+    i, j = border + row * n, border + col * n
+    return grid.heights[i : i + n, j : j + n]
+
+
+def test_difficulty_rises_with_the_row_and_sets_each_types_main_quantity():
+    cfg = small_terrain()
+    grid = generate(cfg)
+    cols = {name: grid.column_types.index(name) for name in TYPES}
+    assert list(grid.difficulties) == [0.0, 0.5, 1.0]
+    for row, difficulty in enumerate(grid.difficulties):
+        lo, hi = TYPES["pyramid_stairs"][1]
+        step = lo + (hi - lo) * difficulty
+        stairs = tile(grid, row, cols["pyramid_stairs"])
+        # up to a platform: heights are whole steps, the highest at the center
+        assert np.allclose(np.unique(np.round(stairs / step, 6)) % 1, 0)
+        assert stairs.max() == pytest.approx(grid.tile_origins[row, cols["pyramid_stairs"], 2])
+        assert np.array_equal(tile(grid, row, cols["pyramid_stairs_inv"]), -stairs)
+        lo, hi = TYPES["random_rough"][1]
+        rough = tile(grid, row, cols["random_rough"])
+        assert np.abs(rough).max() <= lo + (hi - lo) * difficulty + 1e-12
+        gaps = tile(grid, row, cols["gaps"])
+        assert set(np.unique(gaps)) <= {0.0, -GAP_DEPTH}
+    slopes = [tile(grid, r, cols["pyramid_slope"]).max() for r in range(3)]
+    assert slopes[0] == 0 < slopes[1] < slopes[2]
+    assert not tile(grid, 0, cols["flat"]).any()
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"tile_size": (-8.0, 8.0)}, "terrain.tile_size must be > 0"),
+        ({"num_rows": 0}, "terrain.num_rows must be >= 1"),
+        ({"difficulty_range": (0.5, 1.5)}, "terrain.difficulty_range must be 0 <= low"),
+        ({"sub_terrains": {"x": SubTerrainCfg("lava")}}, "type 'lava' is unknown; types: flat"),
+        ({"sub_terrains": {"x": SubTerrainCfg("flat", proportion=0)}}, "sum to more than 0"),
+        ({"sub_terrains": {"x": SubTerrainCfg("flat", proportion=-1)}}, "must be >= 0"),
+        ({"level": 10}, "terrain.level 10 is not a row; rows: 0..9"),
+        ({"sub_terrain": "stairs"}, "terrain.sub_terrain 'stairs' is not one of the terrain's"),
+    ],
+)
+def test_a_bad_terrain_config_is_one_clear_error(change, fragment):
+    with pytest.raises(RobolearnError, match=None) as err:
+        generate(TerrainCfg(**change))
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- the height field and the ground the scan reads ------------------------------------------
+
+
+def test_the_height_map_is_the_surface_mujoco_collides_with():
+    """Ground heights from the torch side agree with MuJoCo's own ray casting against the
+    compiled height field, on every type of tile (stairs' edges and gaps included)."""
+    grid = generate(small_terrain())
+    model, data = compiled(grid)
+    assert model.geom_type.tolist() == [mujoco.mjtGeom.mjGEOM_HFIELD]  # the plane is gone
+    geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, TERRAIN_GEOM)
+    heights = HeightMap(model, geom, torch.device("cpu"))
+    rng = np.random.default_rng(0)
+    x0, x1, y0, y1 = heights.bounds
+    points = np.stack([rng.uniform(x0, x1, 2000), rng.uniform(y0, y1, 2000)], axis=1)
+    ours = heights.height_at(torch.as_tensor(points, dtype=torch.float32)).numpy()
+    hit = np.zeros(1, np.int32)
+    for (x, y), z in zip(points, ours, strict=True):
+        down = np.array([0.0, 0.0, -1.0])
+        dist = mujoco.mj_ray(model, data, np.array([x, y, 5.0]), down, None, 1, -1, hit)
+        # float32 points (1e-6 m at 13 m) on a gap's wall (10 m per m) and float32 heights
+        assert abs((5.0 - dist) - z) < 1e-4, (x, y)
+    # the generator's own samples, at the sample points
+    i, j = 37, 91
+    xy = torch.tensor([[grid.x0 + i * grid.horizontal_scale, grid.y0 + j * grid.horizontal_scale]])
+    assert float(heights.height_at(xy)) == pytest.approx(grid.heights[i, j], abs=1e-5)
+
+
+def rough_env(
+    task: str = "quadruped_walk_rough", num_envs: int = 16, **terrain
+) -> ManagerBasedRLEnv:
+    cfg = get_task(task).env_cfg()
+    cfg.scene.num_envs = num_envs
+    cfg.scene.terrain = small_terrain(**terrain)
+    cfg.sim.engine = "cpu"
+    return ManagerBasedRLEnv(cfg)
+
+
+@pytest.fixture(scope="module")
+def env():
+    return rough_env()
+
+
+def test_robots_spawn_standing_on_their_tiles(env):
+    terrain = env.scene.terrain
+    assert terrain is not None
+    origins = terrain.tile_origins[terrain.levels, terrain.env_cols]
+    assert torch.equal(env.scene.env_origins, origins)
+    # the reset event places each robot within 0.5 m of its tile's center, on the ground
+    offset = (env.scene.root_pos_w[:, :2] - origins[:, :2]).abs()
+    assert bool((offset <= 0.5 + 1e-5).all())
+    assert bool((env.scene.root_height - 0.30).abs().lt(0.02).all())
+    # envs are shared out among every column
+    assert set(terrain.env_cols.tolist()) == set(range(terrain.num_cols))
+
+
+def test_the_height_scan_reads_the_ground_around_the_base(env):
+    scan_term = env.observation_manager.term_slices("policy")["height_scan"]
+    obs = env.observation_manager.compute(update_history=False)["policy"]
+    assert scan_term.stop - scan_term.start == 17 * 11  # 1.6 m x 1.0 m every 0.1 m
+    # on a flat tile standing at the standing height, every point reads about 0
+    flat = int(env.scene.terrain.type_names.index("flat"))
+    on_flat = env.scene.terrain.env_types == flat
+    assert bool(on_flat.any())
+    scan = obs[on_flat, scan_term]
+    assert float(scan.abs().max()) < 5 * (0.02 + 0.02)  # noise +-0.02 m and the base's sway, x5
+    # each value is what the height map gives under the point (noise-free group here)
+    fn = next(f for n, _, f in env.observation_manager._terms["policy"].terms if n == "height_scan")
+    base = env.scene.root_pos_w
+    expected = base[:, 2:3] - env.scene.terrain.height_map.height_at(fn.points_xy) - 0.30
+    assert torch.allclose(fn(env, offset=0.30), expected)
+    # the scan points are drawn as markers in viewers and videos
+    spheres = [m for m in command_markers(env, 0) if m.kind == "sphere"]
+    assert len(spheres) == 187
+
+
+def test_viewers_and_videos_draw_the_scan_and_write_the_envs_tile(env):
+    from robolearn.render.video import EnvRenderer, track_body_of
+
+    terrain = env.scene.terrain
+    (label,) = [m for m in command_markers(env, 3) if m.kind == "text"]
+    kind = terrain.column_types[int(terrain.env_cols[3])]
+    assert label.text == f"{kind}, level {int(terrain.levels[3])}/2"
+    renderer = EnvRenderer(env.engine, 320, 240, track_body=track_body_of(env))
+    try:
+        markers = command_markers(env, 3)
+        plain = renderer.frame(3)
+        drawn = renderer.frame(3, markers=markers)
+        unlabelled = renderer.frame(3, markers=[m for m in markers if m.kind != "text"])
+    finally:
+        renderer.close()
+    assert (plain != drawn).any(axis=-1).sum() > 200  # the scan's points
+    assert (unlabelled != drawn).any(axis=-1).sum() > 50  # and the label's letters
+
+
+def test_the_terrain_curriculum_moves_walkers_up_and_idlers_down():
+    env = rough_env(num_envs=8)
+    terrain = env.scene.terrain
+    terrain.levels[:] = 1
+    terrain.env_origins[:] = terrain.tile_origins[1, terrain.env_cols]
+    env.reset_envs(torch.arange(8))  # first episodes: no step taken, nobody moves
+    assert terrain.levels.tolist() == [1] * 8
+    env.command_manager.get_command("base_velocity")[:] = torch.tensor([1.0, 0.0, 0.0])
+    env.step(torch.zeros(8, env.num_actions))
+    qpos = env.engine.qpos
+    qpos[0:4, 0] += 3.0  # envs 0-3 walked 3 m (> half a 4 m tile): up
+    env.scene.invalidate()
+    env.reset_envs(torch.arange(8))  # envs 4-7 stood still under a 1 m/s command: down
+    assert terrain.levels.tolist() == [2] * 4 + [0] * 4
+    assert torch.equal(
+        env.scene.env_origins, terrain.tile_origins[terrain.levels, terrain.env_cols]
+    )
+    # past the top row an env goes to a random row, never out of the grid
+    for _ in range(5):
+        env.step(torch.zeros(8, env.num_actions))
+        env.engine.qpos[:, 0] += 3.0
+        env.scene.invalidate()
+        env.reset_envs(torch.arange(8))
+        assert bool((terrain.levels >= 0).all() and (terrain.levels < 3).all())
+
+
+def test_evaluation_can_pin_a_level_and_a_type():
+    env = rough_env(num_envs=6, level=2, sub_terrain="pyramid_stairs")
+    terrain = env.scene.terrain
+    assert terrain.levels.tolist() == [2] * 6
+    assert {terrain.column_types[c] for c in terrain.env_cols.tolist()} == {"pyramid_stairs"}
+
+
+SMALL = (
+    "env.scene.terrain.num_rows=3", "env.scene.terrain.num_cols=4",
+    "env.scene.terrain.tile_size=[4.0,4.0]", "env.scene.terrain.border_width=2.0",
+)  # fmt: skip
+
+
+def test_play_eval_reports_falls_and_tracking_per_terrain(tmp_path):
+    trained = robolearn(
+        "train", "--task", "quadruped_walk_rough", "--num_envs", "8", "--max_iterations", "1",
+        "--log_root", str(tmp_path), *SMALL,
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    result = robolearn(
+        "play", "--task", "quadruped_walk_rough", "--num_envs", "12", "--eval", "--json",
+        "--log_root", str(tmp_path), "env.episode_length_s=1.0", *SMALL,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads(result.stdout.strip().splitlines()[-1])
+    terrain = metrics["terrain"]
+    assert 0 <= terrain["mean_level"] <= 2
+    assert sum(t["envs"] for t in terrain["types"].values()) == 12
+    assert sum(t["envs"] for t in terrain["levels"].values()) == 12
+    for stats in terrain["types"].values():
+        assert 0 <= stats["fall_rate"] <= 1 and stats["lin_vel_error"] >= 0
+
+
+def test_a_bad_terrain_override_is_one_line_and_exit_2(tmp_path):
+    result = robolearn(
+        "train", "--task", "quadruped_walk_rough", "--num_envs", "4", "--max_iterations", "1",
+        "--log_root", str(tmp_path), "env.scene.terrain.sub_terrains.flat.type=lava",
+    )  # fmt: skip
+    one_line_error(result, "type 'lava' is unknown; types: flat, random_rough")
+    assert not any(tmp_path.rglob("*.pt"))
+
+
+def test_terrain_needs_are_clear_errors():
+    from robolearn.tasks import quadruped_walk
+
+    cfg = quadruped_walk.env_cfg()
+    cfg.scene.num_envs = 2
+    cfg.sim.engine = "cpu"
+    from robolearn import mdp
+    from robolearn.managers import CurriculumTermCfg
+
+    cfg.curriculum["terrain_levels"] = CurriculumTermCfg(
+        func=mdp.terrain_levels, params={"command_name": "base_velocity"}
+    )
+    with pytest.raises(RobolearnError, match=r"needs a generated terrain: set scene\.terrain"):
+        ManagerBasedRLEnv(cfg)
