@@ -6,6 +6,12 @@ variant: no observation noise, no pushes; every env one whole episode). Writes a
 PNG plot and prints a markdown table. Wall-clock time is training time only.
 
     python benchmarks/learning_curve.py --task quadruped_walk --out docs/curves
+
+On a task with a generated terrain it also records the curriculum's mean level over
+training (overall and per sub-terrain type, from ``progress.jsonl``) and, with
+``--terrain_level L``, a second evaluation with every env pinned to level L, reporting each
+type's fall rate and tracking error there. ``--run DIR`` evaluates the checkpoints of a run
+that trained already (e.g. one started by hand) instead of training.
 """
 
 from __future__ import annotations
@@ -45,8 +51,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log_root", help="keep the run here (default: a temporary folder)")
     parser.add_argument("--out", default="docs/curves", help="folder for the CSV and the plot")
+    parser.add_argument("--run", help="evaluate this run folder's checkpoints; do not train")
+    parser.add_argument("--terrain_level", type=int, help="also evaluate pinned to this level")
     parser.add_argument("overrides", nargs="*", help="passed to robolearn train")
     args = parser.parse_args()
+    run = Path(args.run) if args.run else train_run(args)
+    rows = [evaluate_checkpoint(args, run, ckpt) for ckpt in checkpoints(run)]
+    write_outputs(args, rows)
+    print(f"run folder: {run}")
+
+
+def train_run(args) -> Path:
+    """Train with the CLI; returns the run folder."""
     root = Path(args.log_root or tempfile.mkdtemp(prefix="curve-"))
     train = [
         "train",
@@ -65,40 +81,50 @@ def main() -> None:
         train += ["--max_iterations", args.max_iterations]
     robolearn(*train)
     (run,) = sorted((root / args.task).iterdir())[-1:]
+    return run
+
+
+def checkpoints(run: Path) -> list[Path]:
+    return sorted(run.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+
+
+def evaluate_checkpoint(args, run: Path, ckpt: Path) -> dict:
+    """One row: the checkpoint's training progress and its evaluation."""
     progress = {
         r["iteration"]: r
         for r in map(json.loads, (run / "progress.jsonl").read_text().splitlines())
     }
-    rows = []
-    for ckpt in sorted(run.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1])):
-        it = int(ckpt.stem.split("_")[1])
-        out = robolearn(
-            "play",
-            "--task",
-            args.task,
-            "--checkpoint",
-            ckpt,
-            "--eval",
-            "--json",
-            "--num_envs",
-            args.eval_envs,
-        )
-        metrics = json.loads(out.strip().splitlines()[-1])
-        p = progress[it]
-        rows.append(
-            {
-                "iteration": it,
-                "env_steps": p["env_steps"],
-                "wall_time_s": round(p["wall_time"], 1),
-                "train_mean_reward": p["Train/mean_reward"],
-                **{k: metrics[k] for k in COLUMNS[4:]},
-            }
-        )
-        print(json.dumps(rows[-1]), flush=True)
+    it = int(ckpt.stem.split("_")[1])
+    play = ["play", "--task", args.task, "--checkpoint", ckpt, "--eval", "--json"]
+    play += ["--num_envs", args.eval_envs]
+    metrics = json.loads(robolearn(*play).strip().splitlines()[-1])
+    p = progress[it]
+    row = {
+        "iteration": it,
+        "env_steps": p["env_steps"],
+        "wall_time_s": round(p["wall_time"], 1),
+        "train_mean_reward": p["Train/mean_reward"],
+        **{k: metrics[k] for k in COLUMNS[4:]},
+    }
+    prefix = "Curriculum/terrain_levels/"
+    row |= {f"train_level/{k[len(prefix) :]}": v for k, v in p.items() if k.startswith(prefix)}
+    if args.terrain_level is not None and "terrain" in metrics:
+        pinned = [*play, f"env.scene.terrain.level={args.terrain_level}"]
+        at_level = json.loads(robolearn(*pinned).strip().splitlines()[-1])
+        for name, stats in at_level["terrain"]["types"].items():
+            row[f"falls@{args.terrain_level}/{name}"] = stats["fall_rate"]
+            row[f"lin_err@{args.terrain_level}/{name}"] = stats["lin_vel_error"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def write_outputs(args, rows: list[dict]) -> None:
+    """The CSV, the plot and a markdown table."""
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    fields = list(dict.fromkeys(k for r in rows for k in r))
     with open(out_dir / f"{args.task}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, args.task, out_dir / f"{args.task}.png")
@@ -114,7 +140,20 @@ def main() -> None:
             f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
             f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} |"
         )
-    print(f"run folder: {run}")
+    levels = [k for k in fields if k.startswith("train_level/")]
+    if levels:
+        names = [k.split("/", 1)[1] for k in levels]
+        print("\n| iteration | " + " | ".join(f"level: {n}" for n in names) + " |")
+        print("|---:|" + "---:|" * len(names))
+        for r in rows:
+            print(f"| {r['iteration']} | " + " | ".join(f"{r[k]:.2f}" for k in levels) + " |")
+    pinned = [k for k in fields if k.startswith("falls@")]
+    if pinned:
+        names = [k.split("/", 1)[1] for k in pinned]
+        print("\n| iteration | " + " | ".join(f"falls: {n}" for n in names) + " |")
+        print("|---:|" + "---:|" * len(names))
+        for r in rows:
+            print(f"| {r['iteration']} | " + " | ".join(f"{r[k]:.2f}" for k in pinned) + " |")
 
 
 def plot(rows: list[dict], task: str, path: Path) -> None:
@@ -124,7 +163,8 @@ def plot(rows: list[dict], task: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     minutes = [r["wall_time_s"] / 60 for r in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    levels = [k for k in (rows[-1] if rows else {}) if k.startswith("train_level/")]
+    fig, axes = plt.subplots(1, 4 if levels else 3, figsize=(17 if levels else 13, 3.6))
     axes[0].plot(minutes, [r["mean_return"] for r in rows], "o-", label="eval return")
     axes[0].plot(minutes, [r["train_mean_reward"] for r in rows], ".--", label="training episodes")
     axes[0].set_ylabel("episode return")
@@ -137,6 +177,12 @@ def plot(rows: list[dict], task: str, path: Path) -> None:
         axes[2].plot(minutes, [r["ang_vel_error"] for r in rows], "o-", label="yaw rate (rad/s)")
         axes[2].set_ylabel("tracking error")
         axes[2].legend()
+    for k in levels:
+        style = "o-" if k.endswith("/mean") else ".--"
+        axes[3].plot(minutes, [r[k] for r in rows], style, label=k.split("/", 1)[1])
+    if levels:
+        axes[3].set_ylabel("terrain level (training)")
+        axes[3].legend(fontsize=7)
     for ax in axes:
         ax.set_xlabel("training wall clock (min)")
         ax.grid(alpha=0.3)

@@ -11,7 +11,7 @@ policy and the critic.
 from __future__ import annotations
 
 from robolearn.tasks import humanoid_walk
-from robolearn.tasks.velocity import height_scan, make_rough, rough_play_cfg
+from robolearn.tasks.velocity import COMMAND, height_scan, make_rough, rough_play_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.registry import TaskSpec, register_task
@@ -44,6 +44,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     scan = height_scan(STANDING_HEIGHT, size=(1.0, 0.6))
     cfg = make_rough(humanoid_walk.env_cfg(), terrain(), scan)
     cfg.rewards["flat_orientation"].weight = -1.0
+    cfg.commands[COMMAND].rel_heading_envs = 1.0  # walk straight: see quadruped_walk_rough
     return cfg
 
 

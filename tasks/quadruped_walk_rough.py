@@ -6,13 +6,19 @@ slopes and stairs up and down, obstacles; step heights 2-10 cm, slopes up to 0.4
 quadruped's size: its legs are 0.38 m long), a terrain curriculum over the rows, and the
 ground around the base as 187 heights (1.6 m x 1.0 m every 0.1 m, legged_gym's scan) in
 the policy's observations. The trunk may tilt on slopes: the flat-orientation penalty is a
-fifth of the flat task's.
+fifth of the flat task's. Commands are headings to turn to and walk straight along.
 """
 
 from __future__ import annotations
 
 from robolearn.tasks import quadruped_walk
-from robolearn.tasks.velocity import height_scan, make_rough, rough_play_cfg, velocity_agent_cfg
+from robolearn.tasks.velocity import (
+    COMMAND,
+    height_scan,
+    make_rough,
+    rough_play_cfg,
+    velocity_agent_cfg,
+)
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.registry import TaskSpec, register_task
@@ -25,12 +31,16 @@ STANDING_HEIGHT = 0.30
 def env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = make_rough(quadruped_walk.env_cfg(), TerrainCfg(), height_scan(STANDING_HEIGHT))
     cfg.rewards["flat_orientation"].weight = -0.2
+    # Heading commands (Isaac Lab's and legged_gym's rough setting): the robot turns to a
+    # target heading and walks straight, so the distance it covers says how well it walks
+    # (the curriculum's measure); yaw-rate commands walk it in circles.
+    cfg.commands[COMMAND].rel_heading_envs = 1.0
     return cfg
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = rough_play_cfg(env_cfg())
-    cfg.commands["base_velocity"].ranges.lin_vel_x = (-1.0, 1.0)  # the curriculum's final range
+    cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)  # the curriculum's final range
     return cfg
 
 
