@@ -14,6 +14,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.math import quat_from_euler_xyz, quat_mul, quat_rotate_inverse, sample_uniform
+from robolearn.scene.entities import SceneEntityCfg
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -38,19 +39,20 @@ def reset_root_state_uniform(
     env_ids: torch.Tensor,
     pose_range: dict[str, tuple[float, float]],
     velocity_range: dict[str, tuple[float, float]] | None = None,
+    entity: str | SceneEntityCfg = "robot",
 ) -> None:
-    """Place the root at the default pose plus a uniform offset, with a uniform velocity;
-    on a terrain, the default pose is moved to the env's origin (its tile's center).
+    """Place an entity's floating root (the robot's by default) at its default pose plus a
+    uniform offset, with a uniform velocity; on a terrain, the default pose is moved to the
+    env's origin (its tile's center).
 
     ``pose_range`` offsets position (m) and orientation (rad, roll pitch yaw applied in the
     world after the default orientation); ``velocity_range`` gives linear (world, m/s) and
     angular (rad/s) velocity.
     """
     scene, e = env.scene, env.engine
-    scene.require_floating_base()
+    q0, v0 = _root_columns(env, entity)
     n = env_ids.numel()
     pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
-    q0, v0 = scene.root_qpos_adr, scene.root_dof_adr
     default = scene.default_qpos[q0 : q0 + 7]
     pos = default[0:3] + pose[:, 0:3].to(e.dtype)
     if scene.terrain is not None:
@@ -63,6 +65,19 @@ def reset_root_state_uniform(
         # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
         ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
         e.qvel[env_ids, v0 : v0 + 6] = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
+
+
+def _root_columns(env: ManagerBasedRLEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
+    """The first qpos and qvel columns of an entity's free joint (the robot's: its base)."""
+    name = entity.name if isinstance(entity, SceneEntityCfg) else entity
+    scene = env.scene
+    if name == "robot":
+        scene.require_floating_base()
+        return scene.root_qpos_adr, scene.root_dof_adr
+    found = scene.entity(name)
+    if found.root_body_id is None:
+        raise RobolearnError(f"entity {name!r} has no free joint: there is no root to move")
+    return found.root_qpos_adr, found.root_dof_adr
 
 
 def reset_joints_by_scale(
@@ -105,11 +120,14 @@ def _reset_joints(env, env_ids, joints, position_range, velocity_range, scale: b
 
 
 def push_by_setting_velocity(
-    env: ManagerBasedRLEnv, env_ids: torch.Tensor, velocity_range: dict[str, tuple[float, float]]
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    velocity_range: dict[str, tuple[float, float]],
+    entity: str | SceneEntityCfg = "robot",
 ) -> None:
-    """Push the base: add a uniform velocity (linear world m/s; angular rad/s, base frame)."""
-    env.scene.require_floating_base()
-    e, v0 = env.engine, env.scene.root_dof_adr
+    """Push the base (or another entity's floating root): add a uniform velocity (linear
+    world m/s; angular rad/s, root frame)."""
+    e, (_, v0) = env.engine, _root_columns(env, entity)
     dv = _sample_axes(velocity_range, env_ids.numel(), "push_by_setting_velocity", env.device)
     e.qvel[env_ids, v0 : v0 + 6] += dv.to(e.dtype)
 

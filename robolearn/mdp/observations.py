@@ -13,7 +13,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers import ManagerTerm, Marker
-from robolearn.math import yaw_from_quat
+from robolearn.math import quat_rotate_inverse, yaw_from_quat
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -37,6 +37,14 @@ def projected_gravity(env: ManagerBasedRLEnv) -> torch.Tensor:
 def base_height(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Height of the base above the ground under it, m (1)."""
     return env.scene.root_height.unsqueeze(-1)
+
+
+def entity_pos_b(env: ManagerBasedRLEnv, entity: str) -> torch.Tensor:
+    """Position of a floating entity's root (e.g. an object to push or pick) in the robot's
+    base frame, m (3)."""
+    pos, _ = env.scene.entity_root_pose(entity)
+    scene = env.scene
+    return quat_rotate_inverse(scene.root_quat_w, pos - scene.root_pos_w)
 
 
 def joint_pos_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:

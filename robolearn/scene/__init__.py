@@ -5,14 +5,17 @@ managers what every task needs by name: the robot's joints (its hinge and slide 
 qpos order), actuators, bodies, sites and sensors; the state of a floating root (a free
 joint); and the default joint positions each env resets around.
 
-Modules: ``config`` (SceneCfg, SimCfg), ``assembly`` (MJCF path and engine), ``names``
+Modules: ``config`` (SceneCfg, SimCfg), ``entities`` (the robot and the other robots and
+objects beside it, and the selector terms use), ``assembly`` (MJCF path and engine), ``names``
 (names and regex lookups), ``defaults`` (the reset state), ``cache`` (state computed once
-per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg found in any MJCF) and
-``scene`` (the Scene, and its state each step).
+per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg found in any MJCF),
+``terrain`` (a generated terrain's tiles in a running scene) and ``scene`` (the Scene, and
+its state each step).
 """
 
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.entities import EntityCfg, SceneEntityCfg
 from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
-__all__ = ["Scene", "SceneCfg", "SimCfg", "robot_scene"]
+__all__ = ["EntityCfg", "Scene", "SceneCfg", "SceneEntityCfg", "SimCfg", "robot_scene"]

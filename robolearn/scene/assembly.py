@@ -8,6 +8,7 @@ import mujoco
 
 from robolearn.errors import RobolearnError
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.entities import attach_entities
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 from robolearn.terrain import TerrainGrid, add_terrain
@@ -38,10 +39,16 @@ def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None)
     spec = load_spec(resolve_model_path(cfg.model))
     apply_sim_options(spec, sim)
     separate_foot_geoms(spec, cfg.feet)
+    if cfg.entities:
+        # The keyframe is the robot's: check it against the robot alone (MuJoCo pads it
+        # with the attached entities' qpos0).
+        check_keyframe(spec, compile_model(spec), cfg.keyframe)
+        attach_entities(spec, cfg.entities)
     if terrain is not None:
         add_terrain(spec, terrain)
     model = compile_model(spec)
-    check_keyframe(spec, model, cfg.keyframe)
+    if not cfg.entities:
+        check_keyframe(spec, model, cfg.keyframe)
     return make_engine(
         model,
         cfg.num_envs,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from robolearn.scene.entities import EntityCfg
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS
 from robolearn.terrain import TerrainCfg
 
@@ -43,6 +44,9 @@ class SceneCfg:
     """Body of the floating base (a free joint) for base-frame quantities; None if fixed."""
     feet: tuple[str, ...] = field(default_factory=tuple)
     """Bodies that are feet, for gait terms (air time, slip, contact)."""
+    entities: dict[str, EntityCfg] = field(default_factory=dict)
+    """More robots and objects beside the robot (the entity ``robot`` is ``model``), each
+    attached under the prefix ``<name>/`` (see :mod:`robolearn.scene.entities`)."""
     terrain: TerrainCfg | None = None
     """A generated terrain in place of the MJCF's ground planes; None keeps the MJCF's
     ground. With a terrain, each env spawns on a tile (see :mod:`robolearn.terrain`)."""

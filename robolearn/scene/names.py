@@ -14,6 +14,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.math import columns
+from robolearn.scene.entities import ROBOT, Entity, SceneEntityCfg, find_entities
 
 
 def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) -> list[int]:
@@ -35,15 +36,30 @@ def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) 
     return sorted(ids)
 
 
+_FIELD = {
+    "joint": "joints",
+    "body": "bodies",
+    "actuator": "actuators",
+    "site": "sites",
+    "geom": "geoms",
+}
+"""The SceneEntityCfg field that selects each kind."""
+_KINDS = tuple(_FIELD)
+
+
 class SceneNames:
     """Names by kind, the joints' addresses and limits, and cached lookups by regex.
 
     Tensors are on ``device``; the lookups return ids in the model's order.
     """
 
-    def __init__(self, model: mujoco.MjModel, device: torch.device) -> None:
+    def __init__(
+        self, model: mujoco.MjModel, device: torch.device, entity_names: Sequence[str] = ()
+    ) -> None:
         self.model = model
         self.device = device
+        self.entities: dict[str, Entity] = find_entities(model, list(entity_names))
+        """The robot (``robot``) and the scene's other entities, by name."""
 
         def names(kind: str, count: int) -> list[str]:
             return [getattr(model, kind)(i).name for i in range(count)]
@@ -60,6 +76,7 @@ class SceneNames:
         m, dev = self.model, self.device
         hinge_like = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
         joints = [j for j in range(m.njnt) if int(m.jnt_type[j]) in hinge_like]
+        self._joint_mj_ids = joints
         self.joint_names = [m.joint(j).name for j in joints]
         self.joint_qpos_adr = torch.as_tensor(m.jnt_qposadr[joints], device=dev, dtype=torch.long)
         self.joint_dof_adr = torch.as_tensor(m.jnt_dofadr[joints], device=dev, dtype=torch.long)
@@ -82,42 +99,66 @@ class SceneNames:
         self.joint_actuator_ids = (self.actuator_joint >= 0).nonzero().flatten()
         """Actuators that drive one of :attr:`joint_names` (the rest drive tendons, sites...)."""
 
-    def index(self, kind: str, patterns: str | Sequence[str]) -> torch.Tensor:
+    def entity(self, name: str) -> Entity:
+        """The entity called ``name``; RobolearnError naming the scene's entities if none."""
+        entity = self.entities.get(name)
+        if entity is None:
+            raise RobolearnError(
+                f"no entity {name!r} in the scene; entities: {', '.join(self.entities)}"
+            )
+        return entity
+
+    def index(self, kind: str, patterns: str | Sequence[str] | SceneEntityCfg) -> torch.Tensor:
         """Cached long tensor of ``kind`` ids (joint, body, actuator, site, geom) matching
-        regex ``patterns``; terms call this every step, so the regexes run once."""
-        key = (kind, patterns if isinstance(patterns, str) else tuple(patterns))
+        ``patterns``: regexes of the robot's names, or a :class:`SceneEntityCfg` (an entity
+        and regexes of its own names). Terms call this every step; the regexes run once."""
+        key = (kind, patterns if isinstance(patterns, str | SceneEntityCfg) else tuple(patterns))
         cached = self._index_cache.get(key)
         if cached is None:
-            lookup = {
-                "joint": self.joint_ids,
-                "body": self.body_ids,
-                "actuator": self.actuator_ids,
-                "site": self.site_ids,
-                "geom": self.geom_ids,
-            }[kind]
-            cached = torch.as_tensor(lookup(patterns), device=self.device, dtype=torch.long)
+            if kind not in _KINDS:
+                raise RobolearnError(f"unknown kind {kind!r}; kinds: {', '.join(_KINDS)}")
+            if isinstance(patterns, SceneEntityCfg):
+                entity, regexes = self.entity(patterns.name), getattr(patterns, _FIELD[kind])
+            else:
+                entity, regexes = self.entities[ROBOT], patterns
+            ids = self._ids_in(entity, kind, regexes)
+            cached = torch.as_tensor(ids, device=self.device, dtype=torch.long)
             self._index_cache[key] = cached
         return cached
 
+    def _ids_in(self, entity: Entity, kind: str, patterns: str | Sequence[str]) -> list[int]:
+        """Ids of ``entity``'s elements of ``kind`` whose own names (without the entity's
+        prefix) match ``patterns``: MuJoCo ids, or indices into joint_names for joints."""
+        if kind == "joint":
+            mine = set(entity.joint_ids)
+            candidates = [i for i, j in enumerate(self._joint_mj_ids) if j in mine]
+            names = [self.joint_names[i] for i in candidates]
+        else:
+            candidates = getattr(entity, f"{kind}_ids")
+            names = [getattr(self, f"{kind}_names")[i] for i in candidates]
+        what = kind if entity.name == ROBOT else f"{entity.name} {kind}"
+        local = [entity.local_name(n) for n in names]
+        return [candidates[i] for i in match_names(local, patterns, what)]
+
     def joint_ids(self, patterns: str | Sequence[str]) -> list[int]:
-        """Indices into :attr:`joint_names` of the joints matching regex ``patterns``."""
-        return match_names(self.joint_names, patterns, "joint")
+        """Indices into :attr:`joint_names` of the robot's joints matching regex ``patterns``."""
+        return self._ids_in(self.entities[ROBOT], "joint", patterns)
 
     def body_ids(self, patterns: str | Sequence[str]) -> list[int]:
-        """Body ids (MuJoCo's) of the bodies matching regex ``patterns``."""
-        return match_names(self.body_names, patterns, "body")
+        """Body ids (MuJoCo's) of the robot's bodies matching regex ``patterns``."""
+        return self._ids_in(self.entities[ROBOT], "body", patterns)
 
     def actuator_ids(self, patterns: str | Sequence[str]) -> list[int]:
-        """Actuator ids (MuJoCo's, i.e. ctrl columns) matching regex ``patterns``."""
-        return match_names(self.actuator_names, patterns, "actuator")
+        """Actuator ids (MuJoCo's, i.e. ctrl columns) of the robot matching ``patterns``."""
+        return self._ids_in(self.entities[ROBOT], "actuator", patterns)
 
     def site_ids(self, patterns: str | Sequence[str]) -> list[int]:
-        """Site ids (MuJoCo's) of the sites matching regex ``patterns``."""
-        return match_names(self.site_names, patterns, "site")
+        """Site ids (MuJoCo's) of the robot's sites matching regex ``patterns``."""
+        return self._ids_in(self.entities[ROBOT], "site", patterns)
 
     def geom_ids(self, patterns: str | Sequence[str]) -> list[int]:
-        """Geom ids (MuJoCo's) of the geoms matching regex ``patterns``."""
-        return match_names(self.geom_names, patterns, "geom")
+        """Geom ids (MuJoCo's) of the robot's geoms (and the world's) matching ``patterns``."""
+        return self._ids_in(self.entities[ROBOT], "geom", patterns)
 
     def sensor_slice(self, name: str) -> slice:
         """The columns of ``engine.sensordata`` that sensor ``name`` fills."""

@@ -39,10 +39,11 @@ class Scene(SceneNames):
         grid = generate(cfg.terrain) if cfg.terrain is not None else None
         self.engine: Engine = build_engine(cfg, sim, grid)
         self.num_envs = self.engine.num_envs
-        super().__init__(self.engine.model, self.engine.device)
+        super().__init__(self.engine.model, self.engine.device, list(cfg.entities))
         self.default_qpos, self.default_ctrl = default_state(
             self.model, cfg.keyframe, cfg.model, self.engine.dtype, self.device
         )
+        self._entity_keyframes()
         """(nq,) and (nu,): the state every env resets to, in the engine's dtype."""
         self.default_joint_pos = (
             self.default_qpos[self.joint_qpos_adr].float().unsqueeze(0).repeat(self.num_envs, 1)
@@ -84,15 +85,55 @@ class Scene(SceneNames):
                 return root, int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])
         raise RobolearnError(f"scene.root_body {root_body!r} has no free joint")
 
+    def _entity_keyframes(self) -> None:
+        """Write each entity's own keyframe (``EntityCfg.keyframe``) into its part of the
+        default state: MuJoCo imports it as ``<name>/<keyframe>``."""
+        m = self.model
+        for name, ecfg in self.cfg.entities.items():
+            if ecfg.keyframe is None:
+                continue
+            entity, key_name = self.entities[name], f"{name}/{ecfg.keyframe}"
+            keys = [m.key(k).name for k in range(m.nkey)]
+            if key_name not in keys:
+                own = [k[len(name) + 1 :] for k in keys if k.startswith(f"{name}/")]
+                raise RobolearnError(
+                    f"scene.entities.{name}.keyframe {ecfg.keyframe!r} is not in "
+                    f"{ecfg.model}; keyframes: {', '.join(own) or 'none'}"
+                )
+            key = m.key(key_name)
+            for j in entity.joint_ids:
+                adr = int(m.jnt_qposadr[j])
+                size = {0: 7, 1: 4}.get(int(m.jnt_type[j]), 1)  # free, ball, hinge/slide
+                value = torch.as_tensor(key.qpos[adr : adr + size], dtype=self.default_qpos.dtype)
+                if size == 7:  # the keyframe's root is in the entity's own frame: move it
+                    value[0:3] += torch.as_tensor(ecfg.pos, dtype=value.dtype)
+                self.default_qpos[adr : adr + size] = value
+            for a in entity.actuator_ids:
+                self.default_ctrl[a] = float(key.ctrl[a])
+
     def default_qpos_at_origins(self, env_ids: torch.Tensor) -> torch.Tensor:
-        """(n, nq) the default state of ``env_ids`` with the root moved to their origins."""
+        """(n, nq) the default state of ``env_ids`` with every floating entity (the robot
+        first) moved to their origins."""
         qpos = self.default_qpos.expand(env_ids.numel(), -1)
-        if self.terrain is None or self.root_body_id is None:
+        if self.terrain is None:
             return qpos
         qpos = qpos.clone()
-        cols = slice(self.root_qpos_adr, self.root_qpos_adr + 3)
-        qpos[:, cols] += self.env_origins[env_ids].to(qpos.dtype)
+        origins = self.env_origins[env_ids].to(qpos.dtype)
+        for entity in self.entities.values():
+            if entity.root_body_id is not None:
+                cols = slice(entity.root_qpos_adr, entity.root_qpos_adr + 3)
+                qpos[:, cols] += origins
         return qpos
+
+    def entity_root_pose(self, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """(N, 3) position and (N, 4) orientation (w x y z) of entity ``name``'s floating
+        root in the world, float32; RobolearnError if it does not float."""
+        entity = self.entity(name)
+        if entity.root_body_id is None:
+            raise RobolearnError(f"entity {name!r} has no free joint: it does not float")
+        adr = entity.root_qpos_adr
+        qpos = self.engine.qpos[:, adr : adr + 7].float()
+        return qpos[:, 0:3], qpos[:, 3:7]
 
     def require_terrain(self) -> SceneTerrain:
         """The scene's terrain; raises RobolearnError when the scene has none."""

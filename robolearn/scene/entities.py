@@ -1,0 +1,162 @@
+"""Scene entities: the robot, and the other robots and objects placed beside it.
+
+The scene's MJCF (``SceneCfg.model``) is the entity ``robot``. Each entry of
+``SceneCfg.entities`` adds one more, attached into the world under the name prefix
+``<name>/`` (MuJoCo's ``MjSpec`` attach), so that the same MJCF twice, or a robot and its
+props, never clash: an MJCF of the user's (its worldbody's bodies, with their joints,
+actuators, sensors, default classes and meshes) or a box made here. Each entity knows its
+own bodies, joints, geoms, actuators and sites, and, if it floats, its free joint's
+addresses in qpos and qvel.
+
+Terms pick what they act on with a :class:`SceneEntityCfg` (an entity's name and regexes
+of its joints, bodies, geoms, actuators, sites), or with plain regexes, which select on the
+robot. Names in a selector are the entity's own, without the prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+
+from robolearn.errors import RobolearnError
+
+ROBOT = "robot"
+"""The name of the entity that ``SceneCfg.model`` holds."""
+
+
+@dataclass
+class EntityCfg:
+    """One more robot or object in the scene."""
+
+    model: str | None = None
+    """MJCF file (a robolearn asset path or any path) whose worldbody's bodies are attached;
+    None makes the box below."""
+    box: tuple[float, float, float] = (0.05, 0.05, 0.05)
+    """Half-sizes (m) of the box made when ``model`` is None."""
+    mass: float = 0.5
+    """The box's mass (kg)."""
+    rgba: tuple[float, float, float, float] = (0.85, 0.45, 0.15, 1.0)
+    """The box's color."""
+    free: bool = True
+    """The box floats (has a free joint); False fixes it in the world."""
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Where the entity's frame is placed, relative to each env's origin (m)."""
+    keyframe: str | None = None
+    """A keyframe of ``model`` giving the entity's default state (its joint positions and
+    controls); None: the model's qpos0."""
+
+
+@dataclass(frozen=True)
+class SceneEntityCfg:
+    """What a term acts on: an entity by name, and regexes of its own element names (without
+    the entity's prefix). The fields a term does not read are ignored."""
+
+    name: str = ROBOT
+    joints: str | tuple[str, ...] = ".*"
+    bodies: str | tuple[str, ...] = ".*"
+    geoms: str | tuple[str, ...] = ".*"
+    actuators: str | tuple[str, ...] = ".*"
+    sites: str | tuple[str, ...] = ".*"
+
+
+def check_entity_names(entities: dict[str, EntityCfg]) -> None:
+    """Entity names are unique (``robot`` is taken by the scene's model) and hold no ``/``."""
+    for name in entities:
+        if name == ROBOT:
+            raise RobolearnError(
+                f"scene.entities.{ROBOT}: two entities named {ROBOT!r} (the scene's model is "
+                f"the entity {ROBOT!r}); name it otherwise"
+            )
+        if not name or "/" in name:
+            raise RobolearnError(f"scene.entities: {name!r} is not an entity name (no '/')")
+
+
+def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None:
+    """Attach each entity's bodies into ``spec``'s world under the prefix ``<name>/``."""
+    from robolearn.scene.assembly import resolve_model_path
+    from robolearn.sim import load_spec
+
+    check_entity_names(entities)
+    for name, cfg in entities.items():
+        prefix = f"{name}/"
+        pos = [float(p) for p in cfg.pos]
+        if cfg.model is None:
+            if any(not float(s) > 0 for s in cfg.box) or not float(cfg.mass) > 0:
+                raise RobolearnError(
+                    f"scene.entities.{name}: box half-sizes and mass must be > 0, got "
+                    f"{cfg.box} and {cfg.mass}"
+                )
+            body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos)
+            if cfg.free:
+                body.add_freejoint(name=f"{prefix}root")
+            body.add_geom(
+                name=f"{prefix}box",
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=[float(s) for s in cfg.box],
+                mass=float(cfg.mass),
+                rgba=[float(c) for c in cfg.rgba],
+            )
+            continue
+        child = load_spec(resolve_model_path(cfg.model))
+        frame = spec.worldbody.add_frame(pos=pos)
+        body = child.worldbody.first_body()
+        if body is None:
+            raise RobolearnError(f"scene.entities.{name}: {cfg.model} has no body to attach")
+        while body is not None:
+            frame.attach_body(body, prefix, "")
+            body = child.worldbody.next_body(body)
+
+
+class Entity:
+    """One entity of a compiled scene: its element ids and its free joint, if it floats."""
+
+    def __init__(self, name: str, model: mujoco.MjModel, bodies: set[int], actuators: list[int]):
+        self.name = name
+        self.prefix = "" if name == ROBOT else f"{name}/"
+        self.body_ids = sorted(bodies)
+        """MuJoCo ids of the entity's bodies (the world body belongs to the robot)."""
+        self.joint_ids = [j for j in range(model.njnt) if int(model.jnt_bodyid[j]) in bodies]
+        """MuJoCo ids of the entity's joints (its free joint included)."""
+        self.geom_ids = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in bodies]
+        self.site_ids = [s for s in range(model.nsite) if int(model.site_bodyid[s]) in bodies]
+        self.actuator_ids = actuators
+        """MuJoCo ids of the entity's actuators: those driving its joints, and those on
+        tendons or sites whose name carries its prefix (the robot's: no entity's prefix)."""
+        free = [
+            j for j in self.joint_ids if int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)
+        ]
+        self.root_body_id = int(model.jnt_bodyid[free[0]]) if free else None
+        """The body of the entity's (first) free joint, or None if it does not float."""
+        self.root_qpos_adr = int(model.jnt_qposadr[free[0]]) if free else 0
+        self.root_dof_adr = int(model.jnt_dofadr[free[0]]) if free else 0
+
+    def local_name(self, name: str) -> str:
+        """An element's name without the entity's prefix."""
+        return name[len(self.prefix) :] if self.prefix and name.startswith(self.prefix) else name
+
+
+def find_entities(model: mujoco.MjModel, names: list[str]) -> dict[str, Entity]:
+    """The robot and the named entities of a compiled scene: an entity owns the bodies under
+    the top-level bodies whose name has its prefix, and what hangs on them."""
+
+    def owner(element: str) -> str:
+        return next((n for n in names if element.startswith(f"{n}/")), ROBOT)
+
+    body_owner = [ROBOT] * model.nbody
+    for b in range(1, model.nbody):
+        root = int(model.body_rootid[b])
+        body_owner[b] = owner(model.body(root).name)
+    actuators: dict[str, list[int]] = {n: [] for n in (ROBOT, *names)}
+    for a in range(model.nu):
+        if int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT):
+            joint = int(model.actuator_trnid[a, 0])
+            actuators[body_owner[int(model.jnt_bodyid[joint])]].append(a)
+        else:
+            actuators[owner(model.actuator(a).name)].append(a)
+    return {
+        name: Entity(
+            name, model, {b for b in range(model.nbody) if body_owner[b] == name}, actuators[name]
+        )
+        for name in (ROBOT, *names)
+    }

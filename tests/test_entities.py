@@ -1,0 +1,127 @@
+"""Scene entities: a second robot and objects beside the robot, each under its own name,
+selected by terms with SceneEntityCfg, spawned and reset on their own."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from robolearn.robots.quadruped import quadruped_scene
+from robolearn.tasks import quadruped_walk
+
+from robolearn import mdp
+from robolearn.env import ManagerBasedRLEnv
+from robolearn.errors import RobolearnError
+from robolearn.managers import EventTermCfg, ObservationTermCfg
+from robolearn.scene import EntityCfg, Scene, SceneEntityCfg, SimCfg
+
+
+def scene_cfg(num_envs: int = 2):
+    cfg = quadruped_scene(num_envs=num_envs)
+    cfg.entities = {
+        "buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="stand", pos=(0.0, 1.0, 0.0)),
+        "crate": EntityCfg(box=(0.1, 0.1, 0.1), pos=(1.0, 0.0, 0.1)),
+        "post": EntityCfg(box=(0.05, 0.05, 0.5), free=False, pos=(-1.0, 0.0, 0.5)),
+    }
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def scene() -> Scene:
+    return Scene(scene_cfg(), SimCfg(engine="cpu"))
+
+
+def test_the_same_mjcf_twice_never_clashes_and_each_entity_keeps_its_own(scene):
+    assert list(scene.entities) == ["robot", "buddy", "crate", "post"]
+    robot = scene.index("joint", ".*")
+    buddy = scene.index("joint", SceneEntityCfg("buddy"))
+    assert len(robot) == len(buddy) == 12 and not set(robot.tolist()) & set(buddy.tolist())
+    # selectors use the entity's own names, and plain regexes stay on the robot
+    fl = scene.index("joint", SceneEntityCfg("buddy", joints="FL_.*"))
+    assert [scene.joint_names[i] for i in fl.tolist()] == [
+        "buddy/FL_hip",
+        "buddy/FL_thigh",
+        "buddy/FL_calf",
+    ]
+    assert [scene.joint_names[i] for i in scene.index("joint", "FL_.*").tolist()] == [
+        "FL_hip", "FL_thigh", "FL_calf"
+    ]  # fmt: skip
+    assert len(scene.index("actuator", ".*")) == 12
+    assert scene.index("body", SceneEntityCfg("crate")).tolist() == [
+        scene.model.body("crate/box").id
+    ]
+    # the robot's base is its own free joint; the crate floats, the post does not
+    assert scene.entities["crate"].root_body_id == scene.model.body("crate/box").id
+    assert scene.entities["post"].root_body_id is None
+
+
+def test_each_entity_starts_where_its_config_and_keyframe_put_it(scene):
+    scene.engine.reset(qpos=scene.default_qpos)
+    scene.engine.ctrl[:] = scene.default_ctrl
+    scene.invalidate()
+    assert torch.allclose(scene.root_pos_w, torch.tensor([[0.0, 0.0, 0.3014]] * 2), atol=1e-6)
+    buddy_pos, _ = scene.entity_root_pose("buddy")
+    assert torch.allclose(buddy_pos, torch.tensor([[0.0, 1.0, 0.3014]] * 2), atol=1e-6)
+    crate_pos, _ = scene.entity_root_pose("crate")
+    assert torch.allclose(crate_pos, torch.tensor([[1.0, 0.0, 0.1]] * 2))
+    # the buddy's joints and controls come from its own stand keyframe
+    knees = scene.index("joint", SceneEntityCfg("buddy", joints=".*_calf"))
+    assert torch.allclose(
+        scene.joint_pos[:, knees], scene.joint_pos[:, scene.index("joint", ".*_calf")]
+    )
+    # and it stands on its own under position control, as the robot does
+    scene.engine.step(200)
+    scene.invalidate()
+    buddy_pos, _ = scene.entity_root_pose("buddy")
+    assert bool((buddy_pos[:, 2] > 0.2).all()) and bool((scene.root_pos_w[:, 2] > 0.2).all())
+    crate_pos, _ = scene.entity_root_pose("crate")
+    assert torch.allclose(crate_pos[:, 2], torch.full((2,), 0.1), atol=2e-3)  # resting
+
+
+def test_terms_act_on_the_entity_they_select():
+    cfg = quadruped_walk.env_cfg()
+    cfg.scene = scene_cfg(num_envs=4)
+    cfg.sim.engine = "cpu"
+    cfg.events["reset_crate"] = EventTermCfg(
+        func=mdp.reset_root_state_uniform,
+        mode="reset",
+        params={"pose_range": {"x": (0.5, 0.6)}, "entity": SceneEntityCfg("crate")},
+    )
+    cfg.observations["policy"].terms["crate"] = ObservationTermCfg(
+        func=mdp.entity_pos_b, params={"entity": "crate"}
+    )
+    env = ManagerBasedRLEnv(cfg)
+    crate_pos, _ = env.scene.entity_root_pose("crate")
+    assert bool(((crate_pos[:, 0] >= 1.5) & (crate_pos[:, 0] <= 1.6)).all())
+    seen = env.obs_buf["policy"][:, env.observation_manager.term_slices("policy")["crate"]]
+    assert bool((seen.norm(dim=-1) > 1.0).all())  # 1.5 m and more from the robot's base
+    assert env.action_manager.action.shape == (4, 12)  # the robot's actuators only
+    for _ in range(5):
+        env.step(torch.zeros(4, 12))
+
+
+@pytest.mark.parametrize(
+    "entities, fragment",
+    [
+        ({"robot": EntityCfg()}, "two entities named 'robot'"),
+        ({"a/b": EntityCfg()}, "'a/b' is not an entity name"),
+        ({"crate": EntityCfg(box=(0.1, -0.1, 0.1))}, "box half-sizes and mass must be > 0"),
+        ({"buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="sit")}, "keyframes: stand"),
+    ],
+)
+def test_bad_entities_are_one_clear_error(entities, fragment):
+    cfg = quadruped_scene(num_envs=1)
+    cfg.entities = entities
+    with pytest.raises(RobolearnError) as err:
+        Scene(cfg, SimCfg(engine="cpu"))
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_selector_naming_a_missing_entity_or_element_says_what_exists(scene):
+    with pytest.raises(
+        RobolearnError, match=r"no entity 'box'.*entities: robot, buddy, crate, post"
+    ):
+        scene.index("body", SceneEntityCfg("box"))
+    with pytest.raises(RobolearnError, match="no buddy joint matches 'knee'; buddy joints: FL_hip"):
+        scene.index("joint", SceneEntityCfg("buddy", joints="knee"))
+    with pytest.raises(RobolearnError, match="'post' has no free joint"):
+        scene.entity_root_pose("post")
