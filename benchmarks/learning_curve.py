@@ -140,20 +140,19 @@ def write_outputs(args, rows: list[dict]) -> None:
             f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
             f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} |"
         )
-    levels = [k for k in fields if k.startswith("train_level/")]
-    if levels:
-        names = [k.split("/", 1)[1] for k in levels]
-        print("\n| iteration | " + " | ".join(f"level: {n}" for n in names) + " |")
-        print("|---:|" + "---:|" * len(names))
-        for r in rows:
-            print(f"| {r['iteration']} | " + " | ".join(f"{r[k]:.2f}" for k in levels) + " |")
-    pinned = [k for k in fields if k.startswith("falls@")]
-    if pinned:
-        names = [k.split("/", 1)[1] for k in pinned]
-        print("\n| iteration | " + " | ".join(f"falls: {n}" for n in names) + " |")
-        print("|---:|" + "---:|" * len(names))
-        for r in rows:
-            print(f"| {r['iteration']} | " + " | ".join(f"{r[k]:.2f}" for k in pinned) + " |")
+    print_columns(rows, [k for k in fields if k.startswith("train_level/")], "level")
+    print_columns(rows, [k for k in fields if k.startswith("falls@")], "falls")
+
+
+def print_columns(rows: list[dict], keys: list[str], what: str) -> None:
+    """A markdown table of ``keys`` (named ``<kind>/<name>``) by iteration, if any."""
+    if not keys:
+        return
+    names = [k.split("/", 1)[1] for k in keys]
+    print("\n| iteration | " + " | ".join(f"{what}: {n}" for n in names) + " |")
+    print("|---:|" + "---:|" * len(names))
+    for r in rows:
+        print(f"| {r['iteration']} | " + " | ".join(f"{r[k]:.2f}" for k in keys) + " |")
 
 
 def plot(rows: list[dict], task: str, path: Path) -> None:

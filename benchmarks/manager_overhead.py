@@ -24,12 +24,14 @@ from robolearn.scene.scene import Scene
 
 
 def bare_engine(task: str, num_envs: int, seconds: float) -> float:
+    """Env steps/s of the task's bare cpu engine (its model, terrain included): controls
+    written and ``decimation`` substeps, the robots at their spawn points."""
     cfg = get_task(task).env_cfg()
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = "cpu"
     scene = Scene(cfg.scene, cfg.sim)
     engine = scene.engine
-    engine.reset(qpos=scene.default_qpos.expand(num_envs, -1))
+    engine.reset(qpos=scene.default_qpos_at_origins(torch.arange(num_envs)))
     gen = torch.Generator().manual_seed(0)
     u = scene.default_ctrl + 0.1 * torch.randn(
         num_envs, engine.model.nu, generator=gen, dtype=engine.dtype

@@ -294,3 +294,15 @@ def test_terrain_needs_are_clear_errors():
     )
     with pytest.raises(RobolearnError, match=r"needs a generated terrain: set scene\.terrain"):
         ManagerBasedRLEnv(cfg)
+
+
+def test_humanoid_walk_rough_sees_the_ground_in_both_groups():
+    env = rough_env("humanoid_walk_rough", num_envs=4)
+    for group in ("policy", "critic"):
+        scan = env.observation_manager.term_slices(group)["height_scan"]
+        assert scan.stop - scan.start == 11 * 7  # 1.0 m x 0.6 m every 0.1 m
+    assert env.command_manager.get_term_cfg("base_velocity").rel_heading_envs == 1.0
+    for _ in range(3):
+        obs, *_ = env.step(torch.zeros(4, env.num_actions))
+    assert bool(torch.isfinite(obs["critic"]).all())
+    assert bool((env.scene.root_height > 0.5).all())  # standing on its tile
