@@ -55,7 +55,7 @@ class command_velocity_levels(ManagerTerm):  # noqa: N801 - a term is named like
 
 def terrain_levels(
     env: ManagerBasedRLEnv, env_ids: torch.Tensor, command_name: str
-) -> torch.Tensor:
+) -> dict[str, torch.Tensor]:
     """Move resetting envs between terrain rows by how far their robot walked (legged_gym's
     and Isaac Lab's rule): farther than half a tile from its origin moves up a level; less
     than half the distance its command asked for over a whole episode moves down. Envs

@@ -6,6 +6,7 @@ env's default joint positions, so 0 means "at the default pose".
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -105,9 +106,9 @@ class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
     def __init__(self, cfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
         env.scene.require_floating_base()
-        params = dict(cfg.params)
-        size = params.get("size", (1.6, 1.0))
-        resolution = float(params.get("resolution", 0.1))
+        defaults = inspect.signature(type(self).__call__).parameters
+        size = cfg.params.get("size", defaults["size"].default)
+        resolution = float(cfg.params.get("resolution", defaults["resolution"].default))
         if resolution <= 0 or len(size) != 2 or min(size) < 0:
             raise RobolearnError(
                 f"height_scan: size (x, y) >= 0 and resolution > 0, got {size}, {resolution}"
