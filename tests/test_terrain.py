@@ -11,8 +11,10 @@ import pytest
 import torch
 from cli_helpers import one_line_error, robolearn
 
+from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
+from robolearn.managers import ObservationTermCfg
 from robolearn.registry import get_task
 from robolearn.render.overlays import command_markers
 from robolearn.terrain import (
@@ -306,3 +308,12 @@ def test_humanoid_walk_rough_sees_the_ground_in_both_groups():
         obs, *_ = env.step(torch.zeros(4, env.num_actions))
     assert bool(torch.isfinite(obs["critic"]).all())
     assert bool((env.scene.root_height > 0.5).all())  # standing on its tile
+
+
+def test_a_height_scan_needs_a_floating_base():
+    cfg = get_task("cartpole_balance").env_cfg()
+    cfg.scene.num_envs = 2
+    cfg.sim.engine = "cpu"
+    cfg.observations["policy"].terms["scan"] = ObservationTermCfg(func=mdp.height_scan)
+    with pytest.raises(RobolearnError, match=r"needs a floating base: set scene\.root_body"):
+        ManagerBasedRLEnv(cfg)
