@@ -317,3 +317,17 @@ def test_a_height_scan_needs_a_floating_base():
     cfg.observations["policy"].terms["scan"] = ObservationTermCfg(func=mdp.height_scan)
     with pytest.raises(RobolearnError, match=r"needs a floating base: set scene\.root_body"):
         ManagerBasedRLEnv(cfg)
+
+
+def test_the_viewer_panel_names_the_watched_envs_tile(env):
+    from robolearn.viewer.session import ActionSource, ViewerSession
+
+    session = ViewerSession(env, ActionSource())
+    session.env_id = 5
+    terrain = env.scene.terrain
+    assert session.status()["terrain"] == {
+        "type": terrain.column_types[int(terrain.env_cols[5])],
+        "level": int(terrain.levels[5]),
+        "levels": 3,
+    }
+    assert any(m.kind == "text" for m in session.markers())
