@@ -147,6 +147,33 @@ def test_contact_overflow_is_reported_once():
     # known, so every env is reported (a constraint overflow, per env, flags only that env)
     assert e.nonfinite().tolist() == [True, True]
     assert e.nonfinite().tolist() == [False, False]  # reported once
+    # what ran out, the capacity, and the setting that raises it
+    report = e.overflow_report()
+    assert "contacts beyond nconmax=1 per env (narrowphase, 2 env steps)" in report, report
+    assert report.endswith("raise env.sim.nconmax")
+    assert e.overflow_report() is None  # counted since the last report
+
+
+def test_training_that_overflows_says_which_capacity_to_raise():
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.registry import get_task
+    from robolearn.rl.health import TrainingHealth
+
+    cfg = get_task("quadruped_walk").make_env_cfg()
+    cfg.scene.num_envs, cfg.sim.engine, cfg.sim.nconmax = 2, "warp-cpu", 2  # 4 feet, room for 2
+    env = ManagerBasedRLEnv(cfg)
+    lines: list[str] = []
+    health = TrainingHealth(env, log=lines.append, check_nonfinite=False)
+    with pytest.raises(RobolearnError) as error:
+        for iteration in (1, 2, 3):
+            for _ in range(5):
+                env.step(torch.zeros(2, env.num_actions))
+            health.after_rollout(None, iteration)
+    assert "training stopped" in str(error.value)
+    assert "beyond nconmax=2 per env" in str(error.value), error.value
+    assert str(error.value).endswith("raise env.sim.nconmax")
+    # the warnings before it name the cause too, not the physics settings
+    assert lines and all("raise env.sim.nconmax" in line for line in lines), lines
 
 
 def test_capacity_below_the_initial_contacts_is_a_clear_error():

@@ -80,6 +80,7 @@ class TrainingHealth:
         self.unstable_streak = 0
         """Consecutive iterations in which more than ``stop_share`` of env steps diverged."""
         self._warning = False
+        self._overflow_warned = False
         self._mark()
 
     def _mark(self) -> None:
@@ -106,8 +107,13 @@ class TrainingHealth:
         """
         problem = self._nonfinite_problem(storage, iteration, last_obs)
         share = self._diverged_share()
+        overflow = None if self.env is None else self.env.engine.overflow_report()
+        warned = False
         if problem is None and share is not None:
-            problem = self._divergence_problem(share, iteration)
+            problem, warned = self._divergence_problem(share, iteration, overflow)
+        if overflow is not None and not warned and not self._overflow_warned:
+            self.log(f"WARNING: iteration {iteration}: {overflow}")
+        self._overflow_warned = overflow is not None
         if self.any_rank is not None and self.any_rank(problem is not None) and problem is None:
             problem = f"iteration {iteration}: another rank stopped training (see its error)"
         # MuJoCo warnings held back by the rate limit: those due, or all of them before the
@@ -131,7 +137,13 @@ class TrainingHealth:
             return None
         return diverged / (steps * env.num_envs)
 
-    def _divergence_problem(self, share: float, iteration: int) -> str | None:
+    def _divergence_problem(
+        self, share: float, iteration: int, overflow: str | None
+    ) -> tuple[str | None, bool]:
+        """The error that stops training, if any, and whether a warning was printed.
+
+        ``overflow`` is the engine's report of dropped contacts, the likelier cause then."""
+        advice = overflow or _ADVICE
         self.unstable_streak = self.unstable_streak + 1 if share > self.stop_share else 0
         if self.unstable_streak >= self.stop_iterations:
             first = iteration - self.unstable_streak + 1
@@ -139,10 +151,11 @@ class TrainingHealth:
                 f"training stopped: the physics diverged (NaN, inf or values beyond 1e10) "
                 f"in more than {self.stop_share:.0%} of env steps in each of "
                 f"iterations {first}-{iteration} ({share:.0%} in the last); the policy cannot "
-                f"learn from resets: {_ADVICE}"
-            )
+                f"learn from resets: {advice}"
+            ), False
         above = share > self.warn_share
-        if above and (not self._warning or self.unstable_streak):
+        warn = above and (not self._warning or self.unstable_streak)
+        if warn:
             more = (
                 f"; training stops after {self.stop_iterations} iterations in a row above "
                 f"{self.stop_share:.0%} ({self.unstable_streak} so far)"
@@ -151,10 +164,10 @@ class TrainingHealth:
             )
             self.log(
                 f"WARNING: the physics diverged in {share:.1%} of env steps in iteration "
-                f"{iteration} (those envs were reset; Health/diverged_share): {_ADVICE}{more}"
+                f"{iteration} (those envs were reset; Health/diverged_share): {advice}{more}"
             )
         self._warning = above
-        return None
+        return None, warn
 
     # ---- non-finite rollouts ------------------------------------------------------------
 

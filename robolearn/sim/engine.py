@@ -307,6 +307,12 @@ class Engine(abc.ABC):
         """
         return self._diverged()
 
+    def overflow_report(self) -> str | None:
+        """What ran out of room since the last call, and the setting that makes more; None
+        when nothing did. Only the Warp engines have fixed contact and constraint buffers
+        (the cpu engine grows its own), so only they report anything."""
+        return None
+
     def nonfinite(self) -> torch.Tensor:
         """The older name of :meth:`diverged`, which reports more than non-finite state."""
         return self.diverged()

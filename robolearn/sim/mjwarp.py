@@ -43,6 +43,30 @@ def batchable_fields() -> frozenset[str]:
     )
 
 
+def _overflow_kinds(flags) -> tuple:
+    """MuJoCo Warp's single overflow flags that mean dropped contacts or constraints
+    (reaching a solver's iteration limit is routine: MuJoCo's own solver stops there too)."""
+    routine = flags.ITERATIONS | flags.LS_ITERATIONS
+    return tuple(
+        f for f in flags if f.value and f.value & (f.value - 1) == 0 and not f.value & routine
+    )
+
+
+# What ran out for each kind of overflow, and what makes room (formatted with the engine's
+# per-env capacities).
+_OVERFLOW_ADVICE = {
+    "NEFC": ("constraints beyond njmax={njmax} per env", "raise env.sim.njmax"),
+    "NJMAX_NNZ": ("constraint Jacobian entries beyond its room", "raise env.sim.njmax"),
+    "BROADPHASE": ("contact pairs beyond nconmax={nconmax} per env", "raise env.sim.nconmax"),
+    "NARROWPHASE": ("contacts beyond nconmax={nconmax} per env", "raise env.sim.nconmax"),
+    "CCD": ("convex contacts beyond nconmax={nconmax} per env", "raise env.sim.nconmax"),
+    "HFIELD": (
+        "a geom over more than 50 height-field cells at once",
+        "coarser cells (env.scene.terrain.horizontal_scale) or smaller collision geoms",
+    ),
+}
+
+
 class WarpEngine(Engine):
     """Many simulations on MuJoCo Warp, one warp "world" per env; float32 fields."""
 
@@ -74,6 +98,15 @@ class WarpEngine(Engine):
             self._reset_mask = wp.zeros(self.num_envs, dtype=bool)
         self._bind_fields(lambda name: wp.to_torch(getattr(self.d, name)))
         self._overflow = wp.to_torch(self.d.overflow)
+        self._overflow_kinds = _overflow_kinds(mjw.OverflowType)
+        self._overflow_bits = torch.tensor(
+            [int(f) for f in self._overflow_kinds], dtype=self._overflow.dtype, device=self.device
+        )
+        # env steps in which each kind overflowed, kept on the device: read (with one host
+        # synchronisation) only when a report is asked for, once per iteration
+        self._overflow_counts = torch.zeros(
+            len(self._overflow_kinds), dtype=torch.int64, device=self.device
+        )
         self._reset_mask_t = wp.to_torch(self._reset_mask)
         self._use_graph = bool(cuda_graph) and self.wp_device.is_cuda
         self._graphs: dict[object, object] = {}
@@ -88,11 +121,9 @@ class WarpEngine(Engine):
                 f"the {self.name} engine (MuJoCo Warp) cannot run this model: {exc}; "
                 "the cpu engine runs every MuJoCo feature"
             ) from exc
-        flags = mjw.OverflowType
-        # Solver iteration limits are routine (MuJoCo's own solver stops there too);
-        # running out of contact or constraint room means contacts were dropped and that
+        # Running out of contact or constraint room means contacts were dropped and that
         # world's physics is wrong: warn of that only, and report it in diverged().
-        self._overflow_bad = int(flags.ALL) & ~int(flags.ITERATIONS | flags.LS_ITERATIONS)
+        self._overflow_bad = sum(int(f) for f in _overflow_kinds(mjw.OverflowType))
         m.opt.warn_overflow = self._overflow_bad
         return m
 
@@ -168,9 +199,29 @@ class WarpEngine(Engine):
     def _diverged(self) -> torch.Tensor:
         """Diverged envs, and envs whose contact or constraint buffers overflowed since the
         last call (MuJoCo Warp drops what does not fit; raise sim.nconmax / sim.njmax)."""
-        overflowed = (self._overflow & self._overflow_bad) != 0
+        overflow = self._overflow
+        self._overflow_counts += ((overflow.unsqueeze(-1) & self._overflow_bits) != 0).sum(0)
+        overflowed = (overflow & self._overflow_bad) != 0
         self._overflow.zero_()  # each overflow is reported once; a reset also clears it
         return super()._diverged() | overflowed
+
+    def overflow_report(self) -> str | None:
+        counts = self._overflow_counts.tolist()
+        self._overflow_counts.zero_()
+        if not any(counts):
+            return None
+        nconmax = int(self.d.naconmax) // self.num_envs
+        capacity = {"nconmax": nconmax, "njmax": int(self.d.njmax)}
+        parts = []
+        for flag, count in zip(self._overflow_kinds, counts, strict=True):
+            if count:
+                what, fix = _OVERFLOW_ADVICE.get(flag.name, ("a buffer", "see MuJoCo Warp"))
+                what = what.format(**capacity)
+                parts.append(f"{what} ({flag.name.lower()}, {count} env steps): {fix}")
+        return (
+            "MuJoCo Warp ran out of room and dropped contacts or constraints, and reset "
+            f"those envs as diverged: {'; '.join(parts)}"
+        )
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))
