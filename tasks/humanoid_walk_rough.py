@@ -45,6 +45,10 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = make_rough(humanoid_walk.env_cfg(), terrain(), scan)
     cfg.rewards["flat_orientation"].weight = -1.0
     cfg.commands[COMMAND].rel_heading_envs = 1.0  # walk straight: see quadruped_walk_rough
+    # MuJoCo Warp's constraint rows per env: a humanoid fallen on stairs or rough ground
+    # used 109 (robolearn.sim.capacity.measured_capacity); the flat task's 128 leaves too
+    # little margin
+    cfg.sim.njmax = 192
     return cfg
 
 

@@ -279,3 +279,32 @@ def test_terrain_and_height_scan_agree_with_the_cpu_engine():
     b = wrp.observation_manager.compute(update_history=False)["policy"][:, scan]
     assert float(a.abs().max()) > 0.1  # the scans see the terrain's relief
     assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_entities_behave_alike_on_both_engines():
+    """A second robot, a free crate and a fixed post beside the robot: on warp-cpu each
+    entity starts where its config puts it, the buddy stands under its own controls and
+    the crate rests, as on the cpu engine."""
+    from test_entities import scene_cfg
+
+    from robolearn.scene import Scene, SimCfg
+
+    scenes = {e: Scene(scene_cfg(), SimCfg(engine=e)) for e in ("cpu", "warp-cpu")}
+    poses = {}
+    for name, scene in scenes.items():
+        scene.engine.reset(qpos=scene.default_qpos.to(scene.engine.dtype))
+        scene.engine.ctrl[:] = scene.default_ctrl.to(scene.engine.dtype)
+        scene.engine.step(100)  # 0.5 s
+        scene.invalidate()
+        poses[name] = {
+            e: scene.entity_root_pose(e)[0].double() for e in ("robot", "buddy", "crate")
+        }
+    assert scenes["warp-cpu"].engine.name == "warp-cpu"
+    assert not scenes["warp-cpu"].engine.diverged().any()
+    warp = poses["warp-cpu"]
+    assert bool((warp["buddy"][:, 2] > 0.2).all()) and abs(float(warp["buddy"][0, 1]) - 1) < 0.05
+    assert torch.allclose(
+        warp["crate"][:, 2], torch.full((2,), 0.1, dtype=torch.float64), atol=3e-3
+    )
+    for entity in ("robot", "buddy", "crate"):
+        assert torch.allclose(poses["cpu"][entity], warp[entity], atol=1e-2), entity

@@ -88,7 +88,7 @@ def make_engine(
         nthread: threads of the ``cpu`` engine; default all cores this process may use.
         per_env_fields: model fields that get per-env values (domain randomization).
         nconmax, njmax: contact and constraint capacity per env on the Warp engines;
-            default MuJoCo Warp's estimate for the model.
+            default measured on the model (:mod:`robolearn.sim.capacity`).
         cuda_graph: replay substeps as a CUDA graph on the ``cuda`` engine.
 
     Raises:

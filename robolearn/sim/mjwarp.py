@@ -14,6 +14,7 @@ import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.sim.capacity import default_capacity
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
 
 
@@ -131,6 +132,7 @@ class WarpEngine(Engine):
         """One world per env, each in the model's initial state (forward computed)."""
         data = mujoco.MjData(model)
         mujoco.mj_forward(model, data)
+        nconmax, njmax = default_capacity(model, nconmax, njmax)
         try:
             return self._mjw.put_data(
                 model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax
