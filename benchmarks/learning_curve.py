@@ -104,7 +104,8 @@ def evaluate_checkpoint(args, run: Path, ckpt: Path) -> dict:
         "env_steps": p["env_steps"],
         "wall_time_s": round(p["wall_time"], 1),
         "train_mean_reward": p["Train/mean_reward"],
-        **{k: metrics[k] for k in COLUMNS[4:]},
+        # tracking errors exist only for tasks with a velocity command
+        **{k: metrics.get(k) for k in COLUMNS[4:]},
     }
     prefix = "Curriculum/terrain_levels/"
     row |= {f"train_level/{k[len(prefix) :]}": v for k, v in p.items() if k.startswith(prefix)}

@@ -42,11 +42,23 @@ from robolearn.managers import (
     ObservationManager,
     RewardManager,
     RewardTermCfg,
+    TermCfg,
     TerminationManager,
     TerminationTermCfg,
 )
 from robolearn.scene import Scene, SceneCfg, SimCfg
 from robolearn.threads import single_threaded
+
+
+@dataclass
+class MetricTermCfg(TermCfg):
+    """An evaluation metric: ``func(env, **params)`` -> (num_envs,) values of the current
+    state (bools count as 0 and 1).
+
+    ``robolearn play --eval`` evaluates it after every env step and reports its mean over the
+    steps of every evaluated episode in its output's ``metrics`` (docs/training.md,
+    "Evaluation output"); training never calls it, so a metric costs nothing there.
+    """
 
 
 @dataclass
@@ -81,6 +93,9 @@ class ManagerBasedRLEnvCfg:
     """Command terms (e.g. base velocity)."""
     curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
     """Curriculum terms, evaluated for the envs that reset."""
+    metrics: dict[str, MetricTermCfg] = field(default_factory=dict)
+    """Measures of success that evaluation reports (e.g. a reaching task's share of steps
+    held at the target); the env itself never evaluates them."""
 
 
 class ManagerBasedRLEnv:

@@ -1,8 +1,9 @@
 """reach_target: a three-joint arm brings its end effector to a commanded point.
 
 A worked example of a task that is not locomotion, written outside robolearn with its own
-command term (targets drawn as spheres in the viewers and videos, and a success measure
-that ``robolearn play --eval --json`` reports) and its own observation and reward terms:
+command term (targets drawn as spheres in the viewers and videos, and success measures
+that ``robolearn play --eval --json`` reports), its own observation and reward terms, and a
+declared evaluation metric (``held``):
 
     robolearn train --import examples/reach/reach.py --task reach_target
     robolearn play --import examples/reach/reach.py --task reach_target --eval --json
@@ -18,7 +19,7 @@ from pathlib import Path
 import torch
 
 from robolearn import mdp
-from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg, MetricTermCfg
 from robolearn.managers import (
     CommandTerm,
     CommandTermCfg,
@@ -37,6 +38,7 @@ from robolearn.scene import SceneCfg
 ARM = Path(__file__).parent / "arm.xml"
 SHOULDER = (0.0, 0.0, 0.4)  # where the arm's reach is centred (the shoulder joint), m
 REACHED = 0.05  # a target counts as reached within this distance, m
+STILL = 0.2  # the arm counts as at rest with every joint slower than this, rad/s
 
 
 def ee_pos(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -121,6 +123,18 @@ def target_reached_tanh(env: ManagerBasedRLEnv, command_name: str, std: float) -
     return 1.0 - torch.tanh(target_distance(env, command_name) / std)
 
 
+def target_held(
+    env: ManagerBasedRLEnv, command_name: str, distance: float = REACHED, joint_speed: float = STILL
+) -> torch.Tensor:
+    """(N,) bool: the end effector is within ``distance`` m of its target with every joint
+    slower than ``joint_speed`` rad/s, holding the target rather than sweeping through it.
+
+    The task's objective as an evaluation metric: ``play --eval`` reports the share of steps
+    it holds (``metrics.held``)."""
+    near = target_distance(env, command_name) < distance
+    return near & (env.scene.joint_vel.abs().amax(dim=-1) < joint_speed)
+
+
 def env_cfg() -> ManagerBasedRLEnvCfg:
     cmd = {"command_name": "target"}
     return ManagerBasedRLEnvCfg(
@@ -149,6 +163,11 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             "joint_vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-1e-3),
         },
         terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
+        metrics={
+            "held": MetricTermCfg(
+                func=target_held, params={**cmd, "distance": REACHED, "joint_speed": STILL}
+            )
+        },
     )
 
 

@@ -53,6 +53,9 @@ class RewardManager(ManagerBase):
         self._episode_sums = torch.zeros(n, len(cfg), device=dev)
         self.step_reward = torch.zeros(n, len(cfg), device=dev)
         """(N, num_terms): each term's contribution in the latest step (weight x value x dt)."""
+        self.last_episode_sums = torch.zeros(n, len(cfg), device=dev)
+        """(N, num_terms): each term's sum over each env's previous episode (kept past the
+        reset that zeroes the running sums, for evaluation and viewers)."""
         self._weight_key: tuple[float, ...] | None = None
         self._sync_weights()
 
@@ -140,6 +143,7 @@ class RewardManager(ManagerBase):
         if sums is not None and env_ids.numel():
             log = {f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)}
         super().reset(env_ids)
+        self.last_episode_sums[env_ids] = self._episode_sums[env_ids]
         self._episode_sums[env_ids] = 0.0
         self.step_reward[env_ids] = 0.0
         return log

@@ -1,42 +1,94 @@
 """Evaluation: every env runs one whole episode under the policy; report what users compare.
 
-Metrics (first episode of every env, from a common reset):
+The result (``robolearn play --eval --json``) is one JSON object whose keys are documented,
+with units, in docs/training.md ("Evaluation output"); :data:`SCHEMA_VERSION` names its
+layout. In short, from the first episode of every env after a common reset:
 
-* ``mean_return``: the mean episode return (the sum of step rewards, as in training);
-* ``fall_rate``: the share of episodes that ended by a failure termination (not a time-out);
-* ``mean_episode_length_s``;
-* for tasks with a velocity command, ``lin_vel_error`` (m/s): the mean over steps and envs of
-  |commanded - actual| planar base velocity in the heading frame, and ``ang_vel_error``
-  (rad/s): the mean |commanded - actual| yaw rate. Steps in which an env resets are left out;
-* ``<command>/<metric>``: the mean over the same steps of what each command term reports in
-  :meth:`~robolearn.managers.CommandTerm.step_metrics` (a task's own measures of success,
-  e.g. a reaching task's distance to its target);
-* on a generated terrain, ``terrain``: the mean level, and per sub-terrain type
-  (``types``) and per level (``levels``) the envs, their fall rate and tracking errors.
+* ``mean_return``, ``fall_rate`` (failure endings, not time-outs), ``mean_episode_length_s``;
+* ``reward_terms``: per reward term, its mean episode sum (they add up to ``mean_return``);
+* ``terminations``: the share of episodes each term ended, ``time_outs`` and ``failures``
+  apart (``nonfinite`` among the failures); all the shares add up to 1;
+* ``<command>/<metric>``: the mean over steps of what each command term reports in
+  :meth:`~robolearn.managers.CommandTerm.step_metrics`;
+* ``metrics``: the mean over steps of each metric the task declares in
+  ``ManagerBasedRLEnvCfg.metrics`` (:class:`~robolearn.env.MetricTermCfg`);
+* only for tasks with a velocity command, ``lin_vel_error`` (m/s) and ``ang_vel_error``
+  (rad/s); only on a generated terrain, ``terrain`` (falls and tracking per type and level).
+
+"Mean over steps" counts every step of every episode except the one in which it ends: after
+that step the env has already reset, so its state belongs to the next episode.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from robolearn.errors import RobolearnError
 from robolearn.managers import UniformVelocityCommand
+from robolearn.managers.base import ManagerTerm, reset_term, resolve_term
 from robolearn.math import quat_rotate_inverse, yaw_quat
 from robolearn.rl.policy import act
 
+SCHEMA_VERSION = 2
+"""The layout of :func:`evaluate`'s result. Version 1 (no ``schema_version`` key) had no
+``reward_terms``, ``terminations`` or ``metrics`` and gave ``lin_vel_error`` and
+``ang_vel_error`` as null for tasks without a velocity command; version 2 leaves them out.
+The number changes only when a key is removed or changes meaning, not when one is added."""
+
+NONFINITE = "nonfinite"
+"""The failure counted for an env whose physics diverged (no termination term fires then)."""
+
+UNFINISHED = "unfinished"
+"""The time-out counted for an episode still running after ``episode_length_s`` (possible
+only when a task's time-out term is not the episode length)."""
+
 
 def velocity_command(env) -> UniformVelocityCommand | None:
+    """The env's velocity command term (the first one), or None if it has none."""
     for term in env.command_manager.terms.values():
         if isinstance(term, UniformVelocityCommand):
             return term
     return None
 
 
-def evaluate(env, policy, on_step=None) -> dict[str, Any]:
+def _metric_terms(env) -> dict[str, Callable[..., Any]]:
+    """The task's declared metrics, resolved (their params checked) before anything runs."""
+    return {
+        name: resolve_term(cfg, env, f"metrics.{name}")
+        for name, cfg in getattr(env.cfg, "metrics", {}).items()
+    }
+
+
+def _metric_value(name: str, value: Any, num_envs: int) -> torch.Tensor:
+    """A metric's output as (N,) float, or an error naming the metric."""
+    if not isinstance(value, torch.Tensor) or value.shape != (num_envs,):
+        shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise RobolearnError(f"metrics.{name} returned {shape}; a metric returns (num_envs,)")
+    return value.float()
+
+
+def evaluate(env, policy, on_step: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Run one episode in every env of ``env`` under ``policy`` (deterministic), from a
+    common reset, and return the evaluation (strict-JSON-safe: no NaN).
+
+    Args:
+        env: a :class:`~robolearn.env.ManagerBasedRLEnv`.
+        policy: a callable from an observation TensorDict to actions (rsl-rl's inference
+            policy).
+        on_step: called after every env step (e.g. to record a video frame).
+
+    Raises:
+        RobolearnError: a declared metric is misconfigured or returns the wrong shape.
+    """
     n, dev = env.num_envs, env.device
+    metric_terms = _metric_terms(env)
+    stateful = [t for t in metric_terms.values() if isinstance(t, ManagerTerm)]
     obs, _ = env.reset()
+    rewards, terminations = env.reward_manager, env.termination_manager
     active = torch.ones(n, dtype=torch.bool, device=dev)
     returns = torch.zeros(n, device=dev)
     lengths = torch.zeros(n, device=dev)
@@ -47,49 +99,111 @@ def evaluate(env, policy, on_step=None) -> dict[str, Any]:
     ang_err = torch.zeros(n, device=dev)
     samples = torch.zeros(n, device=dev)
     step_sums: dict[str, torch.Tensor] = {}
+    metric_sums = torch.zeros(len(metric_terms), device=dev)
     steps_counted = torch.zeros((), device=dev)
+    reward_sums = torch.zeros(len(rewards.term_names), device=dev)
+    # Columns: the termination terms, then nonfinite; a failure outranks a time-out.
+    end_names = [*terminations.term_names, NONFINITE]
+    failure_col = torch.tensor(
+        [not terminations.cfg[t].time_out for t in terminations.term_names] + [True], device=dev
+    )
+    end_shares = torch.zeros(len(end_names), device=dev)
     for _ in range(env.max_episode_length):
         command = cmd_term.command.clone() if cmd_term is not None else None
         obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, n))
         if on_step is not None:
             on_step()
         done = terminated | time_outs
+        finished = active & done
         returns += reward * active
         lengths += active.float()
-        fell |= active & terminated
+        fell |= finished & terminated
+        # The reset inside the step moved the finished episodes' sums and ending terms to
+        # last_episode_*; where() rather than a multiply, as 0 x NaN is NaN.
+        reward_sums += torch.where(finished.unsqueeze(-1), rewards.last_episode_sums, 0.0).sum(0)
+        ends = _end_shares(terminations.last_episode_dones, env.diverged, failure_col)
+        end_shares += torch.where(finished.unsqueeze(-1), ends, 0.0).sum(0)
+        counted = active & ~done
         if cmd_term is not None:
             scene = env.scene
             vel = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
-            counted = (active & ~done).float()
             lin_err += (command[:, :2] - vel).norm(dim=-1) * counted
             ang_err += (command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted
             samples += counted
-        counted = (active & ~done).float()
         for name, term in env.command_manager.terms.items():
             for key, value in term.step_metrics().items():
                 total = step_sums.setdefault(f"{name}/{key}", torch.zeros((), device=dev))
-                total += (value.float() * counted).sum()
+                total += torch.where(counted, value.float(), 0.0).sum()
+        for i, (name, term) in enumerate(metric_terms.items()):
+            value = _metric_value(name, term(env, **env.cfg.metrics[name].params), n)
+            metric_sums[i] += torch.where(counted, value, 0.0).sum()
+        if stateful:  # metrics that keep state across steps start afresh with an episode
+            ids = done.nonzero().flatten()
+            for term in stateful:
+                reset_term(term, ids)
         steps_counted += counted.sum()
         active &= ~done
         if not active.any():
             break
+    # Episodes still running (a time-out term that is not the episode length): their sums
+    # so far, and an ending of their own.
+    for i, running in enumerate(rewards.episode_sums.values()):
+        reward_sums[i] += torch.where(active, running, 0.0).sum()
+    unfinished = int(active.sum())
+
     result: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
         "task_envs": n,
         "episodes": n,
         "mean_return": float(returns.mean()),
         "fall_rate": float(fell.float().mean()),
         "mean_episode_length_s": float(lengths.mean()) * env.step_dt,
-        "lin_vel_error": None,
-        "ang_vel_error": None,
     }
     everyone = torch.ones(n, dtype=torch.bool, device=dev)
     if cmd_term is not None:
         result |= _tracking(everyone, lin_err, ang_err, samples)
+    count = float(steps_counted)
     for key, total in step_sums.items():
-        result[key] = float(total / steps_counted) if float(steps_counted) > 0 else None
+        result[key] = float(total) / count if count > 0 else None
+    result["reward_terms"] = {
+        name: float(total) / n
+        for name, total in zip(rewards.term_names, reward_sums.tolist(), strict=True)
+    }
+    result["terminations"] = _terminations(end_names, end_shares, failure_col, n, unfinished)
+    result["metrics"] = {
+        name: float(total) / count if count > 0 else None
+        for name, total in zip(metric_terms, metric_sums.tolist(), strict=True)
+    }
     if env.scene.terrain is not None:
         result["terrain"] = _per_terrain(env.scene.terrain, fell, lin_err, ang_err, samples)
     return _no_nan(result)
+
+
+def _end_shares(
+    term_dones: torch.Tensor, diverged: torch.Tensor, failure_col: torch.Tensor
+) -> torch.Tensor:
+    """(N, T + 1): how each env's latest episode divides among the ways it can end (the
+    termination terms, then nonfinite); each row of an ended episode sums to 1.
+
+    A failure (or a divergence) that coincides with a time-out ends the episode as a failure,
+    as ``fall_rate`` counts it; terms of one kind that fire in the same step share it equally.
+    """
+    hits = torch.cat((term_dones, diverged.unsqueeze(-1)), dim=-1).float()
+    failed = (hits * failure_col).sum(-1, keepdim=True) > 0
+    hits = torch.where(failed, hits * failure_col, hits)
+    return hits / hits.sum(-1, keepdim=True).clamp(min=1.0)
+
+
+def _terminations(
+    names: list[str], shares: torch.Tensor, failure_col: torch.Tensor, n: int, unfinished: int
+) -> dict[str, dict[str, float]]:
+    """The shares of episodes per ending, time-outs and failures apart."""
+    ends = list(zip(names, (shares / n).tolist(), failure_col.tolist(), strict=True))
+    time_outs = {name: share for name, share, failure in ends if not failure}
+    failures = {name: share for name, share, failure in ends if failure}
+    if unfinished:
+        time_outs[UNFINISHED] = unfinished / n
+    return {"time_outs": time_outs, "failures": failures}
 
 
 def _tracking(envs, lin_err, ang_err, samples) -> dict[str, float | None]:

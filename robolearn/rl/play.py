@@ -86,14 +86,48 @@ def play(opts: PlayOptions, log=print) -> int:
     if opts.json:
         print(json.dumps(metrics))
     else:
-        terrain = metrics.pop("terrain", None)
-        for key, value in metrics.items():
-            log(f"  {key:22s} {value:.4f}" if isinstance(value, float) else f"  {key:22s} {value}")
-        if terrain is not None:
-            log(f"  terrain: mean level {terrain['mean_level']:.2f}")
-            for name, stats in terrain["types"].items():
-                log(f"    {name:20s} " + _terrain_stats(stats))
+        for line in format_evaluation(metrics):
+            log(line)
     return 0
+
+
+def format_evaluation(metrics: dict[str, Any]) -> list[str]:
+    """The lines ``robolearn play --eval`` prints for :func:`~robolearn.rl.evaluate.evaluate`'s
+    result (plus play's ``checkpoint`` and ``video``): one line per number, then the reward
+    terms, the endings, the task's metrics and the terrain in a few wrapped lines each, and
+    the files last."""
+    nested = ("schema_version", "reward_terms", "terminations", "metrics", "terrain")
+    files = ("checkpoint", "video", "video_frames")
+
+    def scalar(key: str, value: Any) -> str:
+        return f"  {key:22s} {value:.4f}" if isinstance(value, float) else f"  {key:22s} {value}"
+
+    lines = [scalar(k, v) for k, v in metrics.items() if k not in nested + files]
+    if "reward_terms" in metrics:
+        lines += _wrapped("rewards (mean episode sum):", metrics["reward_terms"], "{:.4g}")
+    if "terminations" in metrics:
+        ends = metrics["terminations"]
+        lines += _wrapped("ended by time-out:", ends["time_outs"], "{:.1%}")
+        lines += _wrapped("ended by failure:", ends["failures"], "{:.1%}")
+    if metrics.get("metrics"):
+        lines += _wrapped("task metrics (mean over steps):", metrics["metrics"], "{:.4f}")
+    terrain = metrics.get("terrain")
+    if terrain is not None:
+        lines.append(f"  terrain: mean level {terrain['mean_level']:.2f}")
+        lines += [f"    {name:20s} " + _terrain_stats(s) for name, s in terrain["types"].items()]
+    return lines + [scalar(k, metrics[k]) for k in files if k in metrics]
+
+
+def _wrapped(title: str, values: dict[str, Any], fmt: str, width: int = 96) -> list[str]:
+    """``title`` and ``name value`` pairs, as many to a line as fit in ``width``."""
+    items = [f"{k} {'-' if v is None else fmt.format(v)}" for k, v in values.items()]
+    lines, line = [], f"  {title}"
+    for item in items:
+        if len(line) + 2 + len(item) > width and line.strip() != title:
+            lines.append(line)
+            line = "      "
+        line += f"  {item}" if line.strip() else item
+    return [*lines, line]
 
 
 def _terrain_stats(stats: dict) -> str:
