@@ -26,4 +26,15 @@ from robolearn.errors import RobolearnError
 
 __version__ = "0.1.0"
 
-__all__ = ["RobolearnError", "__version__"]
+__all__ = ["RobolearnError", "__version__", "load_policy"]
+
+
+def __getattr__(name: str):
+    """``robolearn.load_policy``, imported on first use: ``import robolearn`` stays light
+    (no torch, rsl-rl or onnxruntime), and the package root, the bottom layer of the
+    architecture, re-exports the policy API from the rl layer without depending on it."""
+    if name == "load_policy":
+        import importlib
+
+        return importlib.import_module("robolearn.rl.policy_api").load_policy
+    raise AttributeError(f"module 'robolearn' has no attribute {name!r}")

@@ -3,12 +3,16 @@
 Both files map one flat observation (the actor's observation groups concatenated, in the
 order ``policy.json`` lists) to the deterministic action, with rsl-rl's running observation
 normalization folded into the graph. ``policy.json`` says what the observation and action
-vectors hold, so a robot-side program can build them without robolearn.
+vectors hold, so a robot-side program can build them without robolearn: per observation
+term its function, params, joints and subtracted defaults, clip and scale; per action term
+its actuators, offset and scale; the control and physics periods; the command terms
+(docs/deploy.md; ``examples/deploy/run_onnx.py`` reads it with mujoco and numpy alone).
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import io
 import json
 import statistics
@@ -17,9 +21,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import mujoco
 import numpy as np
 import torch
 
+from robolearn import mdp
+from robolearn.config import callable_name, to_dict
 from robolearn.errors import RobolearnError
 from robolearn.files import atomic_path, write_atomic
 
@@ -36,30 +43,173 @@ class _ExportPolicy(torch.nn.Module):
         return self.mlp(self.normalizer(obs))
 
 
-def describe(env, obs_groups: list[str]) -> dict[str, Any]:
-    """What the exported policy's input and output vectors hold."""
+SCHEMA_VERSION = 2
+"""Version of ``policy.json``'s layout. Version 1 (no ``schema_version`` key) listed the
+observation terms with their sizes, the action terms and the control period; version 2 adds
+what a program without robolearn needs to rebuild the observation and apply the action.
+Keys are only ever added, so a reader of version 1 reads version 2."""
+
+# Observation terms that subtract a per-joint default, and the key of policy.json's term
+# entry that lists the subtracted values: a robot-side program must subtract the same.
+_SUBTRACTS = {mdp.joint_pos_rel: "default_joint_pos"}
+
+
+def describe(env, obs_groups: list[str], task: str | None = None) -> dict[str, Any]:
+    """What the exported policy's input and output vectors hold, and enough about each
+    part to compute it outside robolearn's managers (``policy.json``, schema 2)."""
     om = env.observation_manager
     terms = []
     for group in obs_groups:
+        group_cfg = om.get_term_cfg(group)
         for name, dim in om.term_dims[group].items():
-            terms.append({"group": group, "term": name, "dim": dim})
-    actions = []
-    for name, term in env.action_manager.terms.items():
-        entry = {
-            "term": name,
-            "type": type(term).__name__,
-            "actuators": [env.scene.actuator_names[i] for i in term.actuator_ids.tolist()],
-            "scale": term.cfg.scale,
-        }
-        if hasattr(term, "joint_ids"):
-            entry["default_joint_pos"] = env.scene.default_joint_pos[0, term.joint_ids].tolist()
-        actions.append(entry)
-    return {
-        "observation": {"dim": sum(t["dim"] for t in terms), "terms": terms},
-        "action": {"dim": env.num_actions, "terms": actions},
+            terms.append(
+                {"group": group, "term": name, "dim": dim}
+                | _observation_term(env, group_cfg, group_cfg.terms[name])
+            )
+    actions = [_action_term(env, name, term) for name, term in env.action_manager.terms.items()]
+    driven = {a for t in env.action_manager.terms.values() for a in t.actuator_ids.tolist()}
+    held = [a for a in range(env.scene.model.nu) if a not in driven]
+    opt = env.scene.model.opt
+    description: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "task": task,
+        "observation": {
+            "dim": sum(t["dim"] for t in terms),
+            "groups": list(obs_groups),
+            "terms": terms,
+        },
+        "action": {
+            "dim": env.num_actions,
+            "terms": actions,
+            # Actuators no action term drives keep the default control (the keyframe's)
+            # the env writes at every reset: e.g. the humanoid's arms hold their pose.
+            "held_actuators": {
+                "actuators": [env.scene.actuator_names[a] for a in held],
+                "ctrl": [float(env.scene.default_ctrl[a]) for a in held],
+            },
+        },
         "control_dt_s": env.step_dt,
+        "physics_dt_s": env.physics_dt,
+        "decimation": env.cfg.decimation,
         "quaternion_order": "wxyz",
+        "commands": {name: _command_term(term) for name, term in env.command_manager.terms.items()},
+        "robot": _robot(env),
+        "physics": {
+            "gravity": [float(g) for g in opt.gravity],
+            "integrator": mujoco.mjtIntegrator(int(opt.integrator)).name,
+        },
     }
+    return description
+
+
+def _observation_term(env, group_cfg, tcfg) -> dict[str, Any]:
+    """One observation term: its function, the params it runs with (its defaults
+    included), the names they resolve to, and the transforms the manager applies after it
+    (clip, then scale; noise is left out: a deployed policy gets none)."""
+    fn = tcfg.func
+    params = _effective_params(fn, tcfg.params)
+    history = (
+        group_cfg.history_length if group_cfg.history_length is not None else tcfg.history_length
+    )
+    entry: dict[str, Any] = {
+        "function": callable_name(fn),
+        "doc": _doc(fn),
+        "params": to_dict(params),
+        "clip": list(tcfg.clip) if tcfg.clip is not None else None,
+        "scale": tcfg.scale,
+        "history_length": history,
+    }
+    scene = env.scene
+    if "joints" in params:
+        ids = scene.index("joint", params["joints"])
+        entry["joint_names"] = [scene.joint_names[i] for i in ids.tolist()]
+        subtracted = _SUBTRACTS.get(fn)
+        if subtracted is not None:
+            entry[subtracted] = scene.default_joint_pos[0, ids].tolist()
+    if "bodies" in params:
+        ids = scene.index("body", params["bodies"])
+        entry["body_names"] = [scene.body_names[i] for i in ids.tolist()]
+    return entry
+
+
+def _effective_params(fn, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with the defaults of the parameters they leave out: what the term really
+    runs with (``joint_pos_rel`` reads every joint unless told otherwise)."""
+    target = fn.__call__ if isinstance(fn, type) else fn
+    values: dict[str, Any] = {}
+    listed = [
+        p
+        for p in inspect.signature(target).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    ]
+    for p in listed[1:]:  # the first is the env
+        if p.default is not inspect.Parameter.empty:
+            values[p.name] = p.default
+    return values | dict(params)
+
+
+def _action_term(env, name: str, term) -> dict[str, Any]:
+    """One action term: the actuators (and joints) it drives and ``ctrl = offset + scale *
+    action``, the action clipped to ``clip`` first when that is set."""
+    scene = env.scene
+    entry: dict[str, Any] = {
+        "term": name,
+        "type": type(term).__name__,
+        "actuators": [scene.actuator_names[i] for i in term.actuator_ids.tolist()],
+        "scale": term.cfg.scale,
+    }
+    joint_ids = getattr(term, "joint_ids", None)
+    if joint_ids is not None:
+        entry["default_joint_pos"] = scene.default_joint_pos[0, joint_ids].tolist()
+        entry["joints"] = [scene.joint_names[j] for j in joint_ids.tolist()]
+    # The term's own offset, so that a subclass overriding it is described as it acts.
+    offset = term._offset()
+    offset = (
+        offset[0].tolist()
+        if isinstance(offset, torch.Tensor)
+        else [float(offset)] * term.action_dim
+    )
+    clip = term.cfg.clip
+    entry |= {
+        "dim": term.action_dim,
+        "offset": offset,
+        "clip": list(clip) if clip is not None else None,
+    }
+    return entry
+
+
+def _command_term(term) -> dict[str, Any]:
+    """A command term's kind, width and settings (ranges, periods) as configured."""
+    settings = to_dict(term.cfg)
+    for key in ("class_type", "debug_vis"):
+        settings.pop(key, None)
+    return {
+        "type": type(term).__name__,
+        "class": callable_name(type(term)),
+        "doc": _doc(type(term)),
+        "dim": int(term.command.shape[-1]),
+        **settings,
+    }
+
+
+def _robot(env) -> dict[str, Any]:
+    """The robot: its MJCF (a robolearn asset path or a file), the keyframe it starts from,
+    its floating base and its joints in qpos order with their default positions."""
+    cfg, scene = env.cfg.scene, env.scene
+    return {
+        "model": cfg.model,
+        "keyframe": cfg.keyframe,
+        "root_body": cfg.root_body,
+        "feet": list(cfg.feet),
+        "joint_names": list(scene.joint_names),
+        "default_joint_pos": scene.default_joint_pos[0].tolist(),
+    }
+
+
+def _doc(obj) -> str:
+    """The docstring of a term's function or class: what it computes, in which frame and
+    units, in which order (a height scan's points)."""
+    return inspect.getdoc(obj) or ""
 
 
 def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[str, Any]:
@@ -75,7 +225,7 @@ def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[
     out_dir.mkdir(parents=True, exist_ok=True)
     scripted = _write_torchscript(net, out_dir / "policy.pt")
     _write_onnx(net, dim, out_dir / "policy.onnx")
-    description = describe(env, list(model.obs_groups))
+    description = describe(env, list(model.obs_groups), task=runner.meta.get("task"))
     write_atomic(out_dir / "policy.json", json.dumps(description, indent=2).encode())
 
     session = _onnx_session(out_dir / "policy.onnx")

@@ -1,0 +1,391 @@
+"""``robolearn.load_policy``: one callable for every form a trained policy takes.
+
+A policy is stored three ways: an rsl-rl checkpoint (``model_<N>.pt``, written by
+training; it holds the actor and its running observation normalizer), and the two files
+``robolearn export`` writes for a robot's computer, TorchScript (``policy.pt``) and ONNX
+(``policy.onnx``), with the normalizer folded in. All three compute the same function, and
+:func:`load_policy` gives each the same interface: observations in, deterministic actions
+out, with the ``policy.json`` description that says what the vectors hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import warnings
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.rl.checkpoint import load_checkpoint
+
+PRETRAINED_PREFIX = "pretrained:"
+"""``pretrained:<task>`` names the checkpoint shipped for a task, as the CLI's
+``--checkpoint pretrained --task <task>`` does."""
+
+KINDS = ("checkpoint", "torchscript", "onnx")
+"""What :attr:`Policy.kind` may be."""
+
+_KNOWN = (
+    "an rsl-rl checkpoint (model_<N>.pt), TorchScript (policy.pt), ONNX (policy.onnx), "
+    "a run folder or pretrained:<task>"
+)
+
+
+class Policy:
+    """A loaded policy: ``policy(obs)`` returns the deterministic actions.
+
+    ``obs`` is an ``(N, obs_dim)`` tensor (or array), a single ``(obs_dim,)`` observation,
+    or the env's observation dict, of which the actor's groups (:attr:`obs_groups`) are
+    concatenated in order. The actions are a float32 tensor on :attr:`device`, ``(N,
+    action_dim)`` (``(action_dim,)`` for a single observation). Build it with
+    :func:`load_policy`.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        path: Path,
+        run: Any,
+        obs_dim: int,
+        action_dim: int,
+        obs_groups: list[str],
+        description: dict[str, Any] | None,
+        device: torch.device,
+    ) -> None:
+        self.kind = kind
+        """``checkpoint``, ``torchscript`` or ``onnx``."""
+        self.path = path
+        """The file the policy was loaded from."""
+        self.obs_dim = obs_dim
+        """Width of one observation vector."""
+        self.action_dim = action_dim
+        """Width of one action vector."""
+        self.obs_groups = obs_groups
+        """The observation groups the policy reads, in the order they are concatenated."""
+        self.description = description
+        """The ``policy.json`` description (observation terms, action terms, timing,
+        commands, robot), or None for a checkpoint that was never exported."""
+        self.device = device
+        """Where the actions are returned (and, except for ONNX, computed)."""
+        self._run = run
+
+    @property
+    def control_dt(self) -> float | None:
+        """Seconds between two actions (the task's control period), if described."""
+        return None if self.description is None else self.description.get("control_dt_s")
+
+    def __call__(self, obs: torch.Tensor | np.ndarray | Mapping[str, Any]) -> torch.Tensor:
+        """The actions for ``obs``; RobolearnError if its width is not :attr:`obs_dim` or a
+        group of :attr:`obs_groups` is missing from a dict."""
+        flat = self._flatten(obs)
+        single = flat.dim() == 1
+        if single:
+            flat = flat.unsqueeze(0)
+        if flat.dim() != 2 or flat.shape[-1] != self.obs_dim:
+            raise RobolearnError(
+                f"the policy takes observations of shape (N, {self.obs_dim}), "
+                f"got {tuple(flat.shape)}"
+            )
+        with torch.inference_mode():
+            actions = self._run(flat)
+        return actions[0] if single else actions
+
+    def _flatten(self, obs: Any) -> torch.Tensor:
+        if isinstance(obs, Mapping) or hasattr(obs, "keys"):  # a dict or a TensorDict
+            have = [str(k) for k in obs.keys()]  # noqa: SIM118 - a TensorDict too
+            missing = [g for g in self.obs_groups if g not in have]
+            if missing:
+                raise RobolearnError(
+                    f"the observation dict lacks group(s) {', '.join(map(repr, missing))} the "
+                    f"policy reads; it has: {', '.join(map(str, obs.keys())) or 'none'}"
+                )
+            parts = [torch.as_tensor(obs[g], dtype=torch.float32) for g in self.obs_groups]
+            return torch.cat(parts, dim=-1)
+        return torch.as_tensor(obs, dtype=torch.float32)
+
+    def __repr__(self) -> str:
+        return (
+            f"Policy({self.kind}, {self.path}, obs {self.obs_dim} -> action {self.action_dim}, "
+            f"groups {self.obs_groups}, device {self.device})"
+        )
+
+
+def load_policy(
+    path_or_run: str | Path,
+    device: str | torch.device = "cpu",
+    description: str | Path | dict[str, Any] | None = None,
+) -> Policy:
+    """A trained policy as a callable from observations to actions.
+
+    Args:
+        path_or_run: an rsl-rl checkpoint (``model_<N>.pt``), a TorchScript file
+            (``policy.pt``) or an ONNX file (``policy.onnx``) from ``robolearn export``, a
+            run folder (its latest checkpoint), or ``pretrained:<task>`` (the checkpoint
+            robolearn ships for the task).
+        device: where the actions are returned; checkpoints and TorchScript also run there
+            (ONNX runs on the CPU with onnxruntime).
+        description: the ``policy.json`` to use (a path or the parsed dict); by default the
+            one beside the file (for a checkpoint also ``exported/policy.json`` beside it).
+            TorchScript and ONNX files need one, since without it nothing says what their
+            input holds; a checkpoint without one has ``description`` None.
+
+    Raises:
+        RobolearnError: the path holds no policy, a file of an unknown kind, a damaged
+            file, a missing description for an exported file, or a description whose
+            observation or action widths differ from the model's.
+    """
+    dev = _device(device)
+    path = _resolve(path_or_run)
+    kind = _kind(path)
+    if kind == "checkpoint":
+        run, obs_dim, action_dim, groups = _load_checkpoint(path, dev)
+    elif kind == "torchscript":
+        run, obs_dim, action_dim = _load_torchscript(path, dev)
+        groups = None
+    else:
+        run, obs_dim, action_dim = _load_onnx(path, dev)
+        groups = None
+    desc = _description(path, kind, description)
+    if desc is not None:
+        _check_description(desc, obs_dim, action_dim, path)
+        if groups is None:
+            groups = _described_groups(desc)
+    return Policy(kind, path, run, obs_dim, action_dim, groups or ["policy"], desc, dev)
+
+
+# ---- finding the file ------------------------------------------------------------------
+
+
+def _device(device: str | torch.device) -> torch.device:
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise RobolearnError(f"device {device!r} is not a torch device ({_first(exc)})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RobolearnError(f"device {device!r}: torch sees no CUDA device here; use cpu")
+    return dev
+
+
+def _resolve(path_or_run: str | Path) -> Path:
+    """The policy file that ``path_or_run`` names."""
+    text = str(path_or_run)
+    if text.startswith(PRETRAINED_PREFIX):
+        from robolearn.rl.policy import pretrained_path
+
+        task = text[len(PRETRAINED_PREFIX) :]
+        if not task:
+            raise RobolearnError("pretrained:<task> needs a task, e.g. pretrained:humanoid_walk")
+        return pretrained_path(task)
+    path = Path(path_or_run).expanduser()
+    if path.is_dir():
+        from robolearn.rl.runs import resolve_checkpoint
+
+        return resolve_checkpoint(path, None)
+    if not path.is_file():
+        raise RobolearnError(f"no policy at {path}: expected {_KNOWN}")
+    return path
+
+
+def _kind(path: Path) -> str:
+    """Which of :data:`KINDS` ``path`` holds, by its suffix and its content: TorchScript
+    and torch.save both write zip archives, told apart by TorchScript's ``code/`` folder."""
+    if path.suffix == ".onnx":
+        return "onnx"
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+        if any("/code/" in f"/{n}" for n in names):
+            return "torchscript"
+        return "checkpoint"
+    if path.suffix in (".pt", ".pth"):
+        return "checkpoint"  # load_checkpoint says how it is damaged
+    raise RobolearnError(f"{path} is a file of an unknown kind; load_policy takes {_KNOWN}")
+
+
+# ---- the three kinds -------------------------------------------------------------------
+
+
+def _load_checkpoint(path: Path, device: torch.device):
+    """The checkpoint's actor as the exported graph computes it (normalizer, MLP), so that
+    the three kinds run the same function."""
+    from rsl_rl.models import MLPModel
+    from tensordict import TensorDict
+
+    from robolearn.rl.export import _ExportPolicy
+
+    data = load_checkpoint(path)
+    agent = data["agent"]
+    actor_cfg = dict(agent.get("actor") or {})
+    class_name = actor_cfg.pop("class_name", "MLPModel")
+    if class_name != "MLPModel":
+        raise RobolearnError(f"{path}: load_policy runs MLP actors; this one is a {class_name}")
+    dist = actor_cfg.get("distribution_cfg") or {}
+    if dist and dist.get("class_name") != "GaussianDistribution":
+        # The deterministic action is the MLP's output only for a Gaussian (its mean).
+        raise RobolearnError(f"{path}: cannot run a {dist.get('class_name')} policy")
+    state = data["model"].get("actor_state_dict", {})
+    layers = sorted(
+        (int(key.split(".")[1]), value)
+        for key, value in state.items()
+        if key.startswith("mlp.") and key.endswith(".weight")
+    )
+    if not layers:
+        raise RobolearnError(f"{path}: the checkpoint holds no actor MLP")
+    obs_dim, action_dim = int(layers[0][1].shape[1]), int(layers[-1][1].shape[0])
+    sample = TensorDict({"obs": torch.zeros(1, obs_dim)}, batch_size=[1])
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints what it builds
+            model = MLPModel(sample, {"actor": ["obs"]}, "actor", action_dim, **actor_cfg)
+        model.load_state_dict(state, strict=True)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc)
+        raise RobolearnError(f"{path}: the actor cannot be rebuilt ({reason})") from exc
+    net = _ExportPolicy(model).to(device).eval()
+    groups = list((agent.get("obs_groups") or {}).get("actor") or ["policy"])
+    return (lambda obs: net(obs.to(device))), obs_dim, action_dim, groups
+
+
+def _load_torchscript(path: Path, device: torch.device):
+    try:
+        with warnings.catch_warnings():
+            # torch announces TorchScript's deprecation; the file format is what export writes
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = torch.jit.load(str(path), map_location=device).eval()
+    except (RuntimeError, ValueError, OSError) as exc:
+        reason = _first(exc)
+        raise RobolearnError(f"{path} is not a loadable TorchScript policy ({reason})") from exc
+    matrices = [p for p in module.parameters() if p.dim() == 2]
+    if not matrices:
+        raise RobolearnError(f"{path}: a TorchScript policy without weight matrices")
+    obs_dim = int(matrices[0].shape[1])
+
+    def run(obs: torch.Tensor) -> torch.Tensor:
+        return module(obs.to(device))
+
+    return run, obs_dim, _probe(run, obs_dim, path)
+
+
+def _load_onnx(path: Path, device: torch.device):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # one observation at a time: threads cost more than they save
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime's own exception types, not importable by name
+        raise RobolearnError(f"{path} is not a loadable ONNX policy ({_first(exc)})") from exc
+    inputs = session.get_inputs()
+    width = inputs[0].shape[-1] if len(inputs) == 1 and inputs[0].shape else None
+    if not isinstance(width, int):
+        raise RobolearnError(f"{path}: an ONNX policy takes one (batch, obs_dim) input")
+    name = inputs[0].name
+
+    def run(obs: torch.Tensor) -> torch.Tensor:
+        array = obs.detach().to("cpu", torch.float32).numpy()
+        out = session.run(None, {name: array})[0]
+        return torch.from_numpy(np.ascontiguousarray(out)).to(device)
+
+    return run, width, _probe(run, width, path)
+
+
+def _probe(run, obs_dim: int, path: Path) -> int:
+    """The action width, from one call on a zero observation (the file's graph is the only
+    record of it)."""
+    try:
+        with torch.inference_mode():
+            out = run(torch.zeros(1, obs_dim))
+    except Exception as exc:  # whatever the graph raises on an input it was not made for
+        raise RobolearnError(f"{path}: the policy fails on a (1, {obs_dim}) input") from exc
+    if out.dim() != 2 or out.shape[0] != 1:
+        raise RobolearnError(f"{path}: the policy returns {tuple(out.shape)}, not (1, actions)")
+    return int(out.shape[1])
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:160] if text else type(exc).__name__
+
+
+# ---- the description -------------------------------------------------------------------
+
+
+def _description(
+    path: Path, kind: str, given: str | Path | dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The description to use: the one given, else the ``policy.json`` found beside the
+    file; None for a checkpoint without one, an error for an exported file without one."""
+    if isinstance(given, dict):
+        return given
+    if given is not None:
+        return read_description(Path(given))
+    candidates = [path.parent / "policy.json"]
+    if kind == "checkpoint":
+        candidates.append(path.parent / "exported" / "policy.json")
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is not None:
+        return read_description(found)
+    if kind == "checkpoint":
+        return None
+    raise RobolearnError(
+        f"{path}: policy.json is missing beside it; an exported policy needs the description "
+        "robolearn export wrote with it (or pass description=)"
+    )
+
+
+def read_description(path: Path) -> dict[str, Any]:
+    """A ``policy.json``, parsed; RobolearnError if it is missing or not one."""
+    try:
+        desc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RobolearnError(f"policy description {path} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RobolearnError(f"policy description {path} is not valid JSON ({exc})") from None
+    if not isinstance(desc, dict) or not all(
+        isinstance(desc.get(k), dict) and isinstance(desc[k].get("dim"), int)
+        for k in ("observation", "action")
+    ):
+        raise RobolearnError(f"{path} is not a policy description (no observation and action dims)")
+    desc.setdefault("schema_version", 1)  # files before versioning
+    return desc
+
+
+def _check_description(desc: dict[str, Any], obs_dim: int, action_dim: int, path: Path) -> None:
+    """The description must say what the model computes: the same widths, and terms that
+    add up to them."""
+    obs, act = desc["observation"], desc["action"]
+    problems = []
+    if obs["dim"] != obs_dim:
+        problems.append(f"{obs['dim']} observation values, the model takes {obs_dim}")
+    if act["dim"] != action_dim:
+        problems.append(f"{act['dim']} action values, the model returns {action_dim}")
+    terms = obs.get("terms") or []
+    if terms and sum(int(t.get("dim", 0)) for t in terms) != obs["dim"]:
+        problems.append("observation terms whose sizes do not add up to its dim")
+    action_terms = act.get("terms") or []
+    sizes = [t.get("dim") for t in action_terms]
+    if sizes and None not in sizes and sum(map(int, sizes)) != act["dim"]:
+        problems.append("action terms whose sizes do not add up to its dim")
+    if problems:
+        raise RobolearnError(
+            f"the policy description does not fit {path}: it lists {'; '.join(problems)}"
+        )
+
+
+def _described_groups(desc: dict[str, Any]) -> list[str] | None:
+    """The observation groups a description names, in order (listed since schema 2; from
+    the terms before)."""
+    groups = desc["observation"].get("groups")
+    if groups:
+        return list(groups)
+    seen: list[str] = []
+    for term in desc["observation"].get("terms") or []:
+        if term.get("group") and term["group"] not in seen:
+            seen.append(term["group"])
+    return seen or None
