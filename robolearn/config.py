@@ -4,17 +4,35 @@ A task is a tree of dataclasses whose leaves are numbers, strings, tuples, dicts
 configs and term functions. ``to_dict`` turns a tree into YAML-safe data (a function becomes
 ``"module:qualname"``); ``apply_override`` sets one leaf from a command-line string such as
 ``env.rewards.track_lin_vel.weight=2.0``, checking that the path exists and the value fits.
+
+``save_config`` and ``load_config`` write and read a tree so that it comes back equal to
+what was saved (a run folder's ``params/``). The YAML stays plain (any YAML reader opens
+it); what the data alone would lose is written as reserved keys:
+
+* every dataclass holds ``__type__: module:qualname``, its class (a term config, an action
+  or command config of a subclass, a user's own config class);
+* where a field's annotation does not say which (a term's ``params``, ``Any``), a tuple is
+  a plain list, and a list is ``{__list__: [...]}``; where the annotation says ``list``,
+  the tuple is the one marked, ``{__tuple__: [...]}``;
+* a function or class where the annotation does not expect one is ``{__import__: m:q}``
+  (a term's ``func`` and a config's ``class_type`` are annotated, so they are plain).
 """
 
 from __future__ import annotations
 
+import collections.abc
+import contextlib
 import dataclasses
+import functools
+import importlib
+import inspect
 import math
 import os
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import yaml
@@ -22,7 +40,18 @@ import yaml
 from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.files import write_atomic
 
-__all__ = ["apply_override", "parse_overrides", "save_yaml", "to_dict", "write_atomic"]
+__all__ = [
+    "apply_override",
+    "config_from_data",
+    "config_to_data",
+    "load_config",
+    "load_yaml",
+    "parse_overrides",
+    "save_config",
+    "save_yaml",
+    "to_dict",
+    "write_atomic",
+]
 
 
 def callable_name(fn: Callable) -> str:
@@ -51,6 +80,295 @@ def save_yaml(obj: Any, path: str | os.PathLike) -> None:
     """Save a config tree (or plain data) as YAML, atomically."""
     text = yaml.safe_dump(to_dict(obj), sort_keys=False, default_flow_style=None, width=100)
     write_atomic(path, text.encode())
+
+
+def load_yaml(path: str | os.PathLike) -> Any:
+    """The plain data of a YAML file; a file that is not YAML is a RobolearnError naming
+    it and where the parser stopped (one line)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise RobolearnError(f"{path} is not a text file ({exc.reason})") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise RobolearnError(f"{path} is not valid YAML: {problem}{where}") from exc
+
+
+# ---- typed YAML: configs that load back equal -------------------------------------------
+
+TYPE_KEY = "__type__"
+"""Key of a dataclass's mapping that names its class, ``module:qualname``."""
+LIST_KEY = "__list__"
+"""A list where an untyped position would read a plain sequence as a tuple."""
+TUPLE_KEY = "__tuple__"
+"""A tuple where the annotation says list."""
+IMPORT_KEY = "__import__"
+"""A function or class where the annotation does not say one is expected."""
+
+
+def save_config(obj: Any, path: str | os.PathLike) -> None:
+    """Save a config tree as YAML that :func:`load_config` turns back into an equal tree."""
+    text = yaml.safe_dump(config_to_data(obj), sort_keys=False, default_flow_style=None, width=100)
+    write_atomic(path, text.encode())
+
+
+def load_config(path: str | os.PathLike, expect: type | None = None, root: str = "") -> Any:
+    """The config tree saved by :func:`save_config` in ``path``.
+
+    ``expect``: the class (or a base class) the tree's root must be; ``root`` names the
+    root in messages (``env``). Any problem (not YAML, not a saved config, an import path
+    that no longer exists, a field the class no longer has) is a RobolearnError naming the
+    file and the path inside it.
+    """
+    path = Path(path)
+    data = load_yaml(path)
+    if not isinstance(data, dict) or TYPE_KEY not in data:
+        raise RobolearnError(
+            f"{path} holds no saved config (no {TYPE_KEY} at its top; robolearn versions "
+            "before typed params/ did not write one)"
+        )
+    try:
+        obj = config_from_data(data, Any, root)
+    except RobolearnError as exc:
+        raise RobolearnError(f"{path}: {exc}") from exc
+    if expect is not None and not isinstance(obj, expect):
+        raise RobolearnError(f"{path} holds a {type(obj).__name__}, not a {expect.__name__} config")
+    return obj
+
+
+def config_to_data(obj: Any, hint: Any = Any) -> Any:
+    """A config tree as YAML-safe data that :func:`config_from_data` reads back equal.
+
+    ``hint`` is the annotation of the position ``obj`` sits in; it decides which of two
+    readings (tuple or list, text or import path) needs a marker (see the module doc).
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        hints = _field_hints(type(obj))
+        out: dict[str, Any] = {TYPE_KEY: callable_name(type(obj))}
+        for f in dataclasses.fields(obj):
+            out[f.name] = config_to_data(getattr(obj, f.name), hints.get(f.name, Any))
+        return out
+    if isinstance(obj, Mapping):
+        value_hint = _mapping_value_hint(hint)
+        return {str(k): config_to_data(v, value_hint) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        items = [config_to_data(v, _item_hint(hint, i)) for i, v in enumerate(obj)]
+        kind = list if isinstance(obj, list) else tuple
+        if kind is _sequence_kind(hint):
+            return items
+        return {LIST_KEY if kind is list else TUPLE_KEY: items}
+    if isinstance(obj, type) or callable(obj):
+        name = _import_name(obj)
+        return name if _expects_code(hint) else {IMPORT_KEY: name}
+    if isinstance(obj, PurePath):
+        return str(obj)
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return repr(obj)  # not reloadable; load_config reads it back as text
+
+
+def config_from_data(data: Any, hint: Any = Any, where: str = "") -> Any:
+    """The config tree that :func:`config_to_data` turned into ``data``.
+
+    ``hint`` is the annotation of the position (``Any`` at the root, whose mapping names
+    its class); ``where`` is the dotted path named in errors.
+    """
+    if isinstance(data, dict):
+        if TYPE_KEY in data:
+            cls = _import(data[TYPE_KEY], _join(where, TYPE_KEY))
+            if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+                raise RobolearnError(
+                    f"{_join(where, TYPE_KEY)}: {data[TYPE_KEY]!r} is not a config class "
+                    "(a dataclass)"
+                )
+            return _build(cls, data, where)
+        if len(data) == 1 and (LIST_KEY in data or TUPLE_KEY in data):
+            key, items = next(iter(data.items()))
+            if not isinstance(items, list):
+                raise RobolearnError(f"{_join(where, key)} must be a list, got {items!r}")
+            kind = list if key == LIST_KEY else tuple
+            return kind(
+                config_from_data(v, _item_hint(hint, i), f"{where}[{i}]")
+                for i, v in enumerate(items)
+            )
+        if len(data) == 1 and IMPORT_KEY in data:
+            return _import(data[IMPORT_KEY], _join(where, IMPORT_KEY))
+        owner = _dataclass_option(hint)
+        if owner is not None:  # written by hand without __type__: the annotation's class
+            return _build(owner, data, where)
+        value_hint = _mapping_value_hint(hint)
+        return {k: config_from_data(v, value_hint, _join(where, str(k))) for k, v in data.items()}
+    if isinstance(data, list):
+        kind = _sequence_kind(hint)
+        return kind(
+            config_from_data(v, _item_hint(hint, i), f"{where}[{i}]") for i, v in enumerate(data)
+        )
+    if isinstance(data, str):
+        if _expects_code(hint):
+            return _import(data, where)
+        if any(isinstance(o, type) and issubclass(o, PurePath) for o in _options(hint)):
+            return Path(data)
+    return data
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _import_name(obj: Any) -> str:
+    """``module:qualname`` of a function or class; what has none (a partial) as its repr,
+    which loading then refuses by name."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return f"{module}:{qualname}" if module and qualname else repr(obj)
+
+
+def _import(path: Any, where: str) -> Any:
+    """The function or class an import path names; a RobolearnError naming ``where``."""
+    if not isinstance(path, str) or ":" not in path:
+        raise RobolearnError(f"{where}: {path!r} is not an import path (module:qualname)")
+    module_name, _, qualname = path.partition(":")
+    if "<" in qualname:  # <lambda>, <locals>: Python cannot import them by name
+        raise RobolearnError(
+            f"{where}: {path!r} is a lambda or a function defined inside another, which "
+            "cannot be imported by name"
+        )
+    try:
+        obj = importlib.import_module(module_name)
+    except Exception as exc:
+        raise RobolearnError(f"{where}: cannot import {path!r} ({_one_line(exc)})") from exc
+    for part in qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise RobolearnError(
+                f"{where}: {path!r} does not exist (module {module_name} has no {qualname})"
+            ) from None
+    if not callable(obj):
+        raise RobolearnError(f"{where}: {path!r} is not a function or class")
+    return obj
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    """An instance of dataclass ``cls`` from its saved fields; fields the data lacks (added
+    to the class since) keep their defaults."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key != TYPE_KEY and key not in fields:
+            raise RobolearnError(
+                f"{_join(where, str(key))}: {cls.__name__} has no field {key!r}"
+                f"{did_you_mean(str(key), fields)}; its fields: {', '.join(fields)}"
+            )
+    hints = _field_hints(cls)
+    values = {
+        k: config_from_data(v, hints.get(k, Any), _join(where, k))
+        for k, v in data.items()
+        if k != TYPE_KEY
+    }
+    try:
+        obj = cls(**{k: v for k, v in values.items() if fields[k].init})
+    except RobolearnError as exc:
+        raise RobolearnError(f"{where or cls.__name__}: {exc}") from exc
+    except Exception as exc:  # a __post_init__ or a missing required field
+        raise RobolearnError(f"{where or cls.__name__}: {_one_line(exc)}") from exc
+    for k, v in values.items():
+        if not fields[k].init:
+            object.__setattr__(obj, k, v)  # frozen dataclasses too
+    return obj
+
+
+@functools.cache
+def _field_hints(cls: type) -> dict[str, Any]:
+    """Resolved annotations of a dataclass's fields; a field whose annotation does not
+    resolve (a name imported only for type checking) is ``Any``, as if unannotated."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:
+        pass
+    hints: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        hints[f.name] = Any
+        if not isinstance(f.type, str):
+            hints[f.name] = f.type
+            continue
+        for owner in cls.__mro__:
+            if f.name in inspect.get_annotations(owner):
+                module = sys.modules.get(owner.__module__)
+                namespace = dict(vars(module)) if module is not None else {}
+                with contextlib.suppress(Exception):
+                    hints[f.name] = eval(f.type, namespace, dict(vars(owner)))
+                break
+    return hints
+
+
+def _options(hint: Any) -> tuple[Any, ...]:
+    """The types a position accepts, ``None`` left out; () when it says nothing."""
+    if hint is Any or hint is None:
+        return ()
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(hint) if a is not type(None))
+    return (hint,)
+
+
+def _base(option: Any) -> Any:
+    return typing.get_origin(option) or option
+
+
+def _sequence_kind(hint: Any) -> type:
+    """What a plain YAML sequence is read as here: a list where the annotation says list
+    (and not tuple), else a tuple (what configs hold)."""
+    bases = [_base(o) for o in _options(hint)]
+    return list if list in bases and tuple not in bases else tuple
+
+
+def _item_hint(hint: Any, index: int) -> Any:
+    """The annotation of item ``index`` of the sequence annotated ``hint``."""
+    for option in _options(hint):
+        base = _base(option)
+        if base in (tuple, list, collections.abc.Sequence):
+            args = typing.get_args(option)
+            if not args:
+                return Any
+            if base is tuple:
+                if len(args) == 2 and args[1] is Ellipsis:
+                    return args[0]
+                return args[index] if index < len(args) else Any
+            return args[0]
+    return Any
+
+
+def _mapping_value_hint(hint: Any) -> Any:
+    for option in _options(hint):
+        if _base(option) in (dict, Mapping, collections.abc.MutableMapping):
+            args = typing.get_args(option)
+            return args[1] if len(args) == 2 else Any
+    return Any
+
+
+def _dataclass_option(hint: Any) -> type | None:
+    """The dataclass a position holds, when its annotation names one and no mapping."""
+    options = _options(hint)
+    if any(_base(o) in (dict, Mapping, collections.abc.MutableMapping) for o in options):
+        return None
+    found = [o for o in options if isinstance(o, type) and dataclasses.is_dataclass(o)]
+    return found[0] if len(found) == 1 else None
+
+
+def _expects_code(hint: Any) -> bool:
+    """Whether text at this position is an import path: the annotation takes functions or
+    classes, and not text."""
+    bases = [_base(o) for o in _options(hint)]
+    code = any(b in (collections.abc.Callable, type) for b in bases)
+    return code and str not in bases
 
 
 def _children(node: Any) -> list[str]:
@@ -116,10 +434,8 @@ def _coerce(value: Any, current: Any, path: str) -> Any:
 
 def _field_hint(owner: Any, key: str) -> Any:
     """The annotation of dataclass ``owner``'s field ``key``; None if it does not resolve."""
-    try:
-        return typing.get_type_hints(type(owner)).get(key)
-    except Exception:  # e.g. a name imported only for type checking
-        return None
+    hint = _field_hints(type(owner)).get(key)
+    return None if hint is Any else hint
 
 
 def _allows_none(owner: Any, key: str) -> bool:

@@ -70,3 +70,18 @@ def test_bench_bad_durations_are_one_line_errors():
     for flag, value in (("--seconds", "-1"), ("--seconds", "nan"), ("--rounds", "0")):
         out = robolearn("bench", "--task", "cartpole_balance", "--num_envs", 4, flag, value)
         one_line_error(out, f"argument {flag}")
+
+
+def test_bench_picks_device_and_engine_as_train_does():
+    out = robolearn(
+        "bench", "--task", "cartpole_balance", "--num_envs", 16, "--device", "cpu",
+        "--seconds", 0.2, "--rounds", 1, "--train_iterations", 1, "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (r["engine"], r["device"], r["num_envs"]) == ("cpu", "cpu", 16)
+    # the flags disagree: the same one-line refusal as train's
+    out = robolearn("bench", "--task", "cartpole_balance", "--device", "cpu", "--engine", "cuda")
+    one_line_error(out, "--device cpu with --engine cuda: policy and physics share one device")
+    out = robolearn("bench", "--task", "cartpole_balance", "--device", "tpu")
+    one_line_error(out, "unknown device 'tpu'")

@@ -19,8 +19,34 @@ EXIT_USAGE = 2
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Every flag's help ends in ``(default: X)`` when the flag has a default value.
+
+    A flag without one (``None``, a switch that is off) says in its own words what
+    happens when it is left out, e.g. ``(default: the task's)``.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        unstated = (
+            not action.option_strings  # positionals: their help says what they are
+            or "(default" in text
+            or default is None
+            or default is False
+            or default == []
+            or default is argparse.SUPPRESS
+        )
+        return text if unstated else f"{text} (default: %(default)s)"
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2, like our own errors."""
+    """argparse, but a usage error is one line and exit status 2, like our own errors, and
+    every flag's default is shown in --help."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"robolearn: error: {message} (see '{self.prog} --help')\n")

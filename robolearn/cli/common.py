@@ -32,10 +32,12 @@ def _integer(text: str, low: int, high: int | None, what: str, out_of_range: str
 
 
 def positive_int(text: str) -> int:
+    """An integer >= 1 (an argparse type)."""
     return _integer(text, 1, None, "an integer", "must be >= 1")
 
 
 def positive_float(text: str) -> float:
+    """A number > 0, never NaN (an argparse type)."""
     try:
         value = float(text)
     except ValueError:
@@ -46,25 +48,37 @@ def positive_float(text: str) -> float:
 
 
 def seed(text: str) -> int:
+    """A seed, 0 to 2**32 - 1 (an argparse type)."""
     from robolearn.rl.session import SEED_MAX
 
     return _integer(text, 0, SEED_MAX, "an integer", f"a seed is 0 to {SEED_MAX}")
 
 
 def port(text: str) -> int:
+    """A TCP port, 0 to 65535 (an argparse type)."""
     return _integer(text, 0, 65535, "a port number", "a port is 0 to 65535")
 
 
-def add_env_args(p: argparse.ArgumentParser, num_envs_help: str | None = None) -> None:
+def add_env_args(
+    p: argparse.ArgumentParser, num_envs_help: str | None = None, task_required: bool = True
+) -> None:
     """--task, --num_envs, --device, --engine."""
-    p.add_argument("--task", required=True, help="task name (robolearn list)")
     p.add_argument(
-        "--num_envs", type=positive_int, help=num_envs_help or "parallel envs (default: the task's)"
+        "--task",
+        required=task_required,
+        help="task name (robolearn list)"
+        if task_required
+        else "task name (robolearn list); required unless --from names a run",
+    )
+    p.add_argument(
+        "--num_envs",
+        type=positive_int,
+        help=num_envs_help or "parallel envs (default: the task's)",
     )
     p.add_argument(
         "--device",
         default="auto",
-        help="auto, cpu, cuda or cuda:N: where physics and policy run (default auto)",
+        help="auto, cpu, cuda or cuda:N: where physics and policy run, always one device",
     )
     p.add_argument(
         "--engine",

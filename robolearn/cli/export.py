@@ -6,6 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``robolearn export`` to the subcommands."""
     p = sub.add_parser(
         "export",
         help="export a checkpoint to ONNX and TorchScript",
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Export the checkpoint; returns the exit status."""
     from robolearn.rl.play import export
 
     return export(

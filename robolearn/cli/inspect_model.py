@@ -10,6 +10,7 @@ EXIT_SOME_ENGINE_REFUSES = 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``robolearn inspect`` to the subcommands."""
     p = sub.add_parser(
         "inspect",
         help="what robolearn sees in an MJCF model",
@@ -27,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print what robolearn sees in the model; the exit status says which engines run it."""
     from robolearn.sim.inspect import inspect_model
 
     report = inspect_model(args.model)

@@ -25,18 +25,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "or 'pretrained'",
     )
     p.add_argument("--load_run", help="run folder name (or regex) under --log_root")
-    p.add_argument("--log_root", default="logs")
+    p.add_argument("--log_root", default="logs", help="folder that holds the run folders")
     p.add_argument("--seed", type=seed, help="seed of the env (default: the task's)")
     p.add_argument("--eval", action="store_true", help="evaluation: 256 envs unless --num_envs")
     p.add_argument("--json", action="store_true", help="print one JSON object of metrics")
     p.add_argument("--video", action="store_true", help="write an mp4 of env 0 (offscreen)")
-    p.add_argument("--video_length", type=positive_int, default=500, help="frames (env steps)")
+    p.add_argument(
+        "--video_length", type=positive_int, default=500, help="frames (env steps) with --video"
+    )
     p.add_argument("--video_path", help="where to write the mp4 (default: <run>/videos/play/)")
     p.add_argument(
         "--video_envs",
         type=positive_int,
         default=1,
-        help="envs in the video, tiled in a grid (default 1)",
+        help="envs in the video, tiled in a grid",
     )
     p.add_argument(
         "--viewer",

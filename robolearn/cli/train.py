@@ -9,6 +9,7 @@ from robolearn.errors import RobolearnError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``robolearn train`` to the subcommands."""
     p = sub.add_parser(
         "train",
         help="train a policy",
@@ -20,32 +21,56 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="overrides: env.<path>=<value> or agent.<path>=<value>, e.g. "
         "env.rewards.track_lin_vel_xy.weight=2.0 agent.algorithm.learning_rate=3e-4",
     )
-    add_env_args(p)
-    p.add_argument("--seed", type=seed, help="seed of the env and the policy (default: the task's)")
+    add_env_args(
+        p,
+        num_envs_help="parallel envs (default: the task's, or the --from run's)",
+        task_required=False,
+    )
+    p.add_argument(
+        "--from",
+        dest="from_run",
+        metavar="RUN_DIR",
+        help="start a new run with the configs of the run in RUN_DIR (its params/); "
+        "flags and overrides given here apply on top",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed,
+        help="seed of the env and the policy (default: the task's, or the --from run's)",
+    )
     p.add_argument(
         "--max_iterations",
         type=positive_int,
-        help="learning iterations in total, resumed ones included (default: the task's)",
+        help="learning iterations in total, resumed ones included (default: the task's, or "
+        "the --from run's)",
     )
-    p.add_argument("--run_name", default="", help="suffix of the run folder name")
+    p.add_argument("--run_name", default="", help="suffix of the run folder name (default: none)")
     p.add_argument(
         "--resume",
         action="store_true",
         help="continue a run: the latest of the task, or --load_run's",
     )
-    p.add_argument("--load_run", help="run folder name (or regex, or path) to resume")
+    p.add_argument(
+        "--load_run",
+        help="run folder name (or regex, or path) to resume (default: the newest with a "
+        "checkpoint)",
+    )
     p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
     p.add_argument(
         "--logger",
-        default="tensorboard",
         choices=["tensorboard", "wandb"],
-        help="where scalars go besides progress.jsonl "
-        "(wandb runs offline unless WANDB_MODE is set)",
+        help="where scalars go besides progress.jsonl; wandb runs offline unless WANDB_MODE "
+        "is set (default: agent.logger, tensorboard unless overridden)",
     )
     p.add_argument("--video", action="store_true", help="record clips of env 0 while training")
-    p.add_argument("--video_length", type=positive_int, default=200, help="env steps per clip")
     p.add_argument(
-        "--video_interval", type=positive_int, default=2000, help="env steps between clip starts"
+        "--video_length", type=positive_int, default=200, help="env steps per clip with --video"
+    )
+    p.add_argument(
+        "--video_interval",
+        type=positive_int,
+        default=2000,
+        help="env steps between clip starts with --video",
     )
     p.add_argument(
         "--headless",
@@ -61,7 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--nproc",
         type=positive_int,
-        help="start K ranks on this machine with torchrun (implies --distributed)",
+        help="start K ranks on this machine with torchrun, implying --distributed (default: "
+        "one process, no torchrun)",
     )
     p.add_argument(
         "--dist_timeout",
@@ -79,6 +105,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check the flags that only make sense together, then train; returns the exit status."""
+    if args.from_run is not None and args.resume:
+        raise RobolearnError(
+            "--from starts a new run from another's configs, --resume continues a run; choose one"
+        )
+    if args.task is None and args.from_run is None:
+        raise RobolearnError("--task is required (or --from a run folder)")
     if (args.load_run or args.checkpoint) and not args.resume:
         # rather than train a fresh policy while the user believes it resumed
         raise RobolearnError(

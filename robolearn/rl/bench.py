@@ -25,25 +25,31 @@ from typing import Any
 
 import torch
 
-from robolearn.rl.session import build_setup
+from robolearn.rl.session import build_setup, resolve_device_engine
 from robolearn.threads import single_threaded
 
 
 def run_bench(
     task: str,
     num_envs: int | None,
-    engine: str,
+    engine: str | None = None,
     seconds: float = 3.0,
     rounds: int = 3,
     train_iterations: int = 3,
     overrides: list[str] | None = None,
+    device: str = "auto",
 ) -> dict[str, Any]:
     """Measure ``task`` (see the module docstring): ``rounds`` runs of ``seconds`` each for
-    the env columns (their medians), then ``train_iterations`` timed PPO iterations."""
+    the env columns (their medians), then ``train_iterations`` timed PPO iterations.
+
+    ``device`` and ``engine`` choose where it runs as for ``robolearn train``: the engine
+    ``device`` implies unless ``engine`` names one (they must agree); neither: the task's.
+    """
     from robolearn.adapters import RslRlVecEnv
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
 
+    engine = resolve_device_engine(device, engine)
     setup = build_setup(task, overrides or [], num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
     agent = setup.agent_cfg.to_rsl_rl()
@@ -140,6 +146,7 @@ def _result(task: str, env, rates: dict[str, float]) -> dict[str, Any]:
 
 
 def format_report(r: dict[str, Any]) -> str:
+    """:func:`run_bench`'s result as the table ``robolearn bench`` prints."""
     ceiling = r["physics_steps_per_s"] / r["decimation"]
 
     def row(label: str, value: str, note: str = "") -> str:

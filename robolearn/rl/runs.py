@@ -4,8 +4,8 @@ A training run lives in ``<log_root>/<experiment>/<YYYY-MM-DD_HH-MM-SS>[.<k>][_<
 (``.<k>`` only when runs started in the same second: a parallel seed sweep gets one folder
 per run, each created by exactly one process):
 
-    params/env.yaml, params/agent.yaml   the resolved configs
-    params/run.yaml                      task, overrides, seed, engine: how to rebuild it
+    params/env.yaml, params/agent.yaml   the resolved configs, typed: they load back equal
+    params/run.yaml                      task, overrides, seed, engine, device, imports
     params/versions.yaml                 package versions and the git state
     model_<iterations>.pt                checkpoints (written atomically)
     progress.jsonl                       one JSON object per iteration
@@ -15,18 +15,93 @@ per run, each created by exactly one process):
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import re
 from pathlib import Path
+from typing import Any
 
+from robolearn.config import load_config, load_yaml
 from robolearn.errors import RobolearnError
+from robolearn.rl.config import AgentCfg
 
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 _RUN_RE = re.compile(r"^(\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)(?:\.(\d+))?(?:_(.*))?$")
 # Temp files of checkpoint writes: write_atomic names them .<file>.<pid>.<random>.tmp
 _TEMP_RE = re.compile(r"^\.model_\d+\.pt\.(\d+)\.[^.]+\.tmp$")
+
+
+PARAMS_FORMAT = 2
+"""``format`` in params/run.yaml: 2 since env.yaml and agent.yaml name every config's type
+(they load back); runs before wrote no format and cannot be reloaded."""
+
+
+@dataclasses.dataclass
+class RunParams:
+    """What a run folder's params/ says about how the run started."""
+
+    run_dir: Path
+    task: str
+    env_cfg: Any
+    """The env config the run started with (a ManagerBasedRLEnvCfg), engine resolved."""
+    agent_cfg: AgentCfg
+    overrides: list[str]
+    """The overrides relative to the task's configs (a run started ``--from`` another
+    records the other's first)."""
+    imports: list[str]
+    """The ``--import`` modules the run was started with."""
+
+
+def read_run_params(run_dir: str | os.PathLike) -> RunParams:
+    """The configs and choices of the run in ``run_dir``, loaded back from its params/.
+
+    The run's ``--import`` modules are imported first (their functions and classes are
+    named in the configs). A folder that is not a run, a file that is missing, corrupt or
+    names an import path that no longer exists is a RobolearnError naming the file.
+    """
+    run_dir = Path(run_dir)
+    params = run_dir / "params"
+    if not run_dir.is_dir():
+        raise RobolearnError(f"{run_dir} is not a folder")
+    if not params.is_dir():
+        raise RobolearnError(f"{run_dir} is not a run folder: it has no params/")
+    for name in ("run.yaml", "env.yaml", "agent.yaml"):
+        if not (params / name).is_file():
+            raise RobolearnError(f"{params / name} is missing")
+    run = load_yaml(params / "run.yaml")
+    where = params / "run.yaml"
+    if not isinstance(run, dict) or not isinstance(run.get("task"), str):
+        raise RobolearnError(f"{where} does not name the run's task")
+    if run.get("format") != PARAMS_FORMAT:
+        raise RobolearnError(
+            f"{where} is of params format {run.get('format')!r}, this robolearn reads "
+            f"{PARAMS_FORMAT} (runs before typed params/ cannot be reloaded)"
+        )
+    lists = {}
+    for key in ("overrides", "imports"):
+        value = run.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise RobolearnError(f"{where}: {key} must be a list of strings, got {value!r}")
+        lists[key] = value
+    if lists["imports"]:
+        from robolearn.registry import import_tasks
+
+        try:
+            import_tasks(lists["imports"])
+        except RobolearnError as exc:
+            raise RobolearnError(f"{where}: {exc}") from exc
+    from robolearn.env import ManagerBasedRLEnvCfg
+
+    return RunParams(
+        run_dir=run_dir,
+        task=run["task"],
+        env_cfg=load_config(params / "env.yaml", ManagerBasedRLEnvCfg, root="env"),
+        agent_cfg=load_config(params / "agent.yaml", AgentCfg, root="agent"),
+        overrides=lists["overrides"],
+        imports=lists["imports"],
+    )
 
 
 def check_name(name: str, what: str) -> str:

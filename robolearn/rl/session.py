@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import platform
 import subprocess
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from robolearn.config import apply_override, parse_overrides
 from robolearn.errors import RobolearnError
 from robolearn.registry import TaskSpec, get_task
 from robolearn.rl.config import AgentCfg
-from robolearn.rl.runs import check_name
+from robolearn.rl.runs import RunParams, check_name
 from robolearn.sim import resolve_engine
 
 DEVICES_HELP = "auto, cpu, cuda or cuda:N"
@@ -84,6 +85,37 @@ def build_setup(
     """Configs for ``task`` with overrides and flags applied, validated before anything runs."""
     spec = get_task(task)
     env_cfg, agent_cfg = spec.make_env_cfg(play=play), spec.agent_cfg()
+    return finish_setup(
+        spec,
+        env_cfg,
+        agent_cfg,
+        overrides,
+        num_envs=num_envs,
+        engine=engine,
+        seed=seed,
+        max_iterations=max_iterations,
+    )
+
+
+def finish_setup(
+    spec: TaskSpec,
+    env_cfg: Any,
+    agent_cfg: AgentCfg,
+    overrides: list[str],
+    *,
+    earlier_overrides: Sequence[str] = (),
+    num_envs: int | None = None,
+    engine: str | None = None,
+    seed: int | None = None,
+    max_iterations: int | None = None,
+) -> Setup:
+    """``env_cfg`` and ``agent_cfg`` (a task's, or a run's reloaded from its params/) with
+    ``overrides`` and the flags applied on top, validated before anything runs.
+
+    ``earlier_overrides`` are those already in the configs (a reloaded run's); the Setup
+    records them before ``overrides``, so that the task plus the recorded list rebuilds
+    the configs (what ``--resume`` and ``play`` do).
+    """
     env_over, agent_over = split_overrides(overrides)
     for path, value in env_over:
         apply_override(env_cfg, path, value, root_name="env")
@@ -111,7 +143,31 @@ def build_setup(
     check_name(agent_cfg.experiment_name, "agent.experiment_name")
     agent_cfg.validate()
     _check_agent_fits_env(agent_cfg, env_cfg)
-    return Setup(spec, env_cfg, agent_cfg, list(overrides))
+    return Setup(spec, env_cfg, agent_cfg, [*earlier_overrides, *overrides])
+
+
+def setup_from_run(
+    source: RunParams,
+    overrides: list[str],
+    *,
+    num_envs: int | None = None,
+    engine: str | None = None,
+    seed: int | None = None,
+    max_iterations: int | None = None,
+) -> Setup:
+    """The configs a run started with (its params/), with ``overrides`` and the flags on
+    top: the start of ``robolearn train --from``."""
+    return finish_setup(
+        get_task(source.task),
+        source.env_cfg,
+        source.agent_cfg,
+        overrides,
+        earlier_overrides=source.overrides,
+        num_envs=num_envs,
+        engine=engine,
+        seed=seed,
+        max_iterations=max_iterations,
+    )
 
 
 def _check_agent_fits_env(agent_cfg: AgentCfg, env_cfg: Any) -> None:

@@ -3,30 +3,45 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import shutil
 import signal
 from pathlib import Path
 from typing import Any
 
-from robolearn.config import save_yaml
+from robolearn.config import save_config, save_yaml
 from robolearn.errors import RobolearnError
 from robolearn.rl import distributed
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.distributed import SINGLE
 from robolearn.rl.runner import Runner, StopRequest
 from robolearn.rl.runs import (
+    PARAMS_FORMAT,
+    RunParams,
     create_run_dir,
+    read_run_params,
     remove_stale_temp_files,
     resolve_checkpoint,
     resolve_run,
 )
-from robolearn.rl.session import Setup, build_setup, resolve_device_engine, versions
+from robolearn.rl.session import (
+    Setup,
+    build_setup,
+    resolve_device_engine,
+    setup_from_run,
+    versions,
+)
 
 
 @dataclasses.dataclass
 class TrainOptions:
-    task: str
+    """The flags of ``robolearn train`` (see docs/training.md)."""
+
+    task: str | None = None
+    """The task; with ``from_run``, the source run's (naming another is an error)."""
+    from_run: str | None = None
+    """A run folder whose params/ a new run starts from (``--from``)."""
     num_envs: int | None = None
     device: str = "auto"
     engine: str | None = None
@@ -36,7 +51,8 @@ class TrainOptions:
     resume: bool = False
     load_run: str | None = None
     checkpoint: str | None = None
-    logger: str = "tensorboard"
+    logger: str | None = None
+    """``tensorboard`` or ``wandb``; None keeps the agent config's (``agent.logger``)."""
     video: bool = False
     video_length: int = 200
     video_interval: int = 2000
@@ -44,6 +60,8 @@ class TrainOptions:
     distributed: bool = False
     dist_timeout: float = 300.0
     overrides: list[str] = dataclasses.field(default_factory=list)
+    imports: list[str] = dataclasses.field(default_factory=list)
+    """``--import`` modules, recorded in params/run.yaml for ``--from``."""
 
 
 @contextlib.contextmanager
@@ -63,18 +81,27 @@ def stop_on_signals(stop: StopRequest):
 
 def train(opts: TrainOptions, log=print) -> int:
     """Run training; returns the exit status."""
-    if opts.logger not in ("tensorboard", "wandb"):
+    if opts.logger not in (None, "tensorboard", "wandb"):
         raise RobolearnError(f"unknown logger {opts.logger!r}; valid: tensorboard, wandb")
+    source = None
+    if opts.from_run is not None:
+        if opts.resume:
+            raise RobolearnError(
+                "--from starts a new run from another's configs, --resume continues a run; "
+                "choose one"
+            )
+        source = read_run_params(opts.from_run)
+        if opts.task is not None and opts.task != source.task:
+            raise RobolearnError(
+                f"--task {opts.task}, but {opts.from_run} is a run of {source.task}; "
+                "leave --task out"
+            )
+        opts = dataclasses.replace(opts, task=source.task)
+    elif not opts.task:
+        raise RobolearnError("--task is required (or --from a run folder)")
     engine = resolve_device_engine(opts.device, opts.engine)
     # Every flag and override is checked before a process group starts or a file is written.
-    checked = build_setup(
-        opts.task,
-        list(opts.overrides),
-        num_envs=opts.num_envs,
-        engine=engine,
-        seed=opts.seed,
-        max_iterations=opts.max_iterations,
-    )
+    checked = _setup_for(opts, engine, None, None, source)
     engine = checked.env_cfg.sim.engine
     info, monitor, threads = SINGLE, None, None
     if opts.distributed:
@@ -85,7 +112,9 @@ def train(opts: TrainOptions, log=print) -> int:
         if not info.is_main:
             log = _silent
     try:
-        return _train(opts, checked.agent_cfg.experiment_name, engine, info, monitor, threads, log)
+        return _train(
+            opts, source, checked.agent_cfg.experiment_name, engine, info, monitor, threads, log
+        )
     except distributed.RankError as exc:
         raise RobolearnError(f"rank {info.rank}: the job cannot continue: {exc}") from exc
     finally:
@@ -134,7 +163,16 @@ def _pick_run_folder(opts: TrainOptions, experiment: str) -> _RunFolder:
     return _RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
 
 
-def _train(opts: TrainOptions, experiment: str, engine: str, info, monitor, threads, log) -> int:
+def _train(
+    opts: TrainOptions,
+    source: RunParams | None,
+    experiment: str,
+    engine: str,
+    info,
+    monitor,
+    threads,
+    log,
+) -> int:
     # Rank 0 picks the run folder (a new one, or the one to resume) and tells the others.
     folder, problem = None, None
     if info.is_main:
@@ -147,20 +185,34 @@ def _train(opts: TrainOptions, experiment: str, engine: str, info, monitor, thre
     if problem:
         raise RobolearnError(problem)
     try:
-        return _train_in(opts, folder, engine, info, monitor, threads, log)
+        return _train_in(opts, source, folder, engine, info, monitor, threads, log)
     except BaseException:
         if info.is_main:
             folder.discard_if_empty()
         raise
 
 
-def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, threads, log) -> int:
+def _train_in(
+    opts: TrainOptions,
+    source: RunParams | None,
+    folder: _RunFolder,
+    engine,
+    info,
+    monitor,
+    threads,
+    log,
+) -> int:
     resume_data = _load_resume(opts, folder) if opts.resume else None
-    setup = _setup_for(opts, engine, resume_data, folder)
+    setup = _setup_for(opts, engine, resume_data, folder, source)
     base_seed = setup.env_cfg.seed
-    setup.env_cfg.seed = base_seed + info.rank  # every rank sees other episodes
     if threads is not None:
         setup.env_cfg.sim.nthread = threads
+    # params/ gets the configs as they are now: building the env or a curriculum later may
+    # change fields of the live ones
+    started = Setup(
+        setup.spec, copy.deepcopy(setup.env_cfg), copy.deepcopy(setup.agent_cfg), setup.overrides
+    )
+    setup.env_cfg.seed = base_seed + info.rank  # every rank sees other episodes
 
     from robolearn.adapters import RslRlVecEnv
     from robolearn.env import ManagerBasedRLEnv
@@ -192,7 +244,20 @@ def _train_in(opts: TrainOptions, folder: _RunFolder, engine, info, monitor, thr
             f"({runner.iterations} iterations done)"
         )
     elif info.is_main:
-        _write_params(run_dir / "params", setup, {**run_info, "engine": env.engine.name})
+        ran_on = _engine_that_ran(env)
+        _write_params(
+            run_dir / "params",
+            started,
+            {
+                "format": PARAMS_FORMAT,
+                **run_info,
+                "engine": ran_on,
+                "device": str(env.device),
+                "imports": [_import_for_record(m) for m in opts.imports],
+                "from_run": str(source.run_dir.resolve()) if source is not None else None,
+            },
+            ran_on,
+        )
     where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
     log(
         f"training {opts.task}: {env.num_envs} envs{where} on {env.engine.name} "
@@ -220,23 +285,35 @@ def _load_resume(opts: TrainOptions, folder: _RunFolder) -> dict[str, Any]:
     return data
 
 
-def _setup_for(opts: TrainOptions, engine, resume_data, folder: _RunFolder) -> Setup:
+def _setup_for(
+    opts: TrainOptions,
+    engine,
+    resume_data,
+    folder: _RunFolder | None,
+    source: RunParams | None = None,
+) -> Setup:
     """The run's configs: the task with the overrides (after the ones a resumed run started
-    with), the flags, and the checkpoint's seed and env count unless the flags say."""
+    with), the flags, and the checkpoint's seed and env count unless the flags say; with
+    ``source`` (``--from``), that run's configs with the overrides and flags on top."""
     overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
     if resume_data is not None:
         overrides = list(resume_data.get("overrides", [])) + overrides
         seed = resume_data.get("seed") if seed is None else seed
         num_envs = num_envs or resume_data.get("num_envs")
-    setup = build_setup(
-        opts.task,
-        overrides,
-        num_envs=num_envs,
-        engine=engine,
-        seed=seed,
-        max_iterations=opts.max_iterations,
-    )
-    setup.agent_cfg.logger = opts.logger
+    flags = {
+        "num_envs": num_envs,
+        "engine": engine,
+        "seed": seed,
+        "max_iterations": opts.max_iterations,
+    }
+    if source is not None:
+        # a copy: the check before the run folder exists and the run itself both start
+        # from the configs as loaded
+        setup = setup_from_run(copy.deepcopy(source), overrides, **flags)
+    else:
+        setup = build_setup(opts.task, overrides, **flags)
+    if opts.logger is not None:
+        setup.agent_cfg.logger = opts.logger
     done = int(resume_data["iterations"]) if resume_data is not None else 0
     if resume_data is not None and setup.agent_cfg.max_iterations <= done:
         raise RobolearnError(
@@ -244,15 +321,31 @@ def _setup_for(opts: TrainOptions, engine, resume_data, folder: _RunFolder) -> S
             f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
             f"{done}"
         )
-    if opts.logger == "wandb":
+    if setup.agent_cfg.logger == "wandb":
         _check_wandb()
     return setup
 
 
-def _write_params(params: Path, setup: Setup, run: dict[str, Any]) -> None:
-    """The resolved configs, how to rebuild the run, and the versions it ran with."""
-    save_yaml(setup.env_cfg, params / "env.yaml")
-    save_yaml(setup.agent_cfg, params / "agent.yaml")
+def _engine_that_ran(env) -> str:
+    """The engine as ``env.sim.engine`` names it, never ``auto``: ``cpu``, ``warp-cpu`` or
+    the GPU it ran on (``cuda:0``), so that a run started ``--from`` this one runs there."""
+    name = env.engine.name
+    return str(env.device) if name == "cuda" else name
+
+
+def _import_for_record(module: str) -> str:
+    """An ``--import`` as a later ``--from`` can repeat it from any folder: a ``.py``
+    path made absolute, a module name as given."""
+    return str(Path(module).resolve()) if module.endswith(".py") else module
+
+
+def _write_params(params: Path, setup: Setup, run: dict[str, Any], engine: str) -> None:
+    """The configs as the run started (typed: ``--from`` loads them back equal), how it
+    started, and the versions it ran with."""
+    env_cfg = setup.env_cfg
+    env_cfg.sim.engine = engine  # what ran, not "auto"
+    save_config(env_cfg, params / "env.yaml")
+    save_config(setup.agent_cfg, params / "agent.yaml")
     save_yaml(run, params / "run.yaml")
     save_yaml(versions(), params / "versions.yaml")
 
