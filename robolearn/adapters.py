@@ -6,10 +6,20 @@
   ``terminated`` and ``truncated`` apart, the pre-reset observation in
   ``infos["final_obs"]`` for the envs that finished (mask ``infos["_final_obs"]``).
   ``gymnasium.make_vec("robolearn/<task>-v0", num_envs=N)`` builds one.
+* :class:`GymEnv`: one env as a gymnasium ``Env`` (``gymnasium.make``), with
+  ``render_mode="rgb_array"`` (offscreen, as robolearn's videos) or ``"human"`` (a window).
+
+Spaces are bounded by what the terms know: the action space by each action term's range
+(:meth:`~robolearn.managers.ActionManager.action_bounds`: its ``clip``, else the actions
+that reach the actuators' ``ctrlrange``), the observation space by each observation term's
+``clip``. Stable-Baselines3 and skrl wrappers over the same env: :mod:`robolearn.wrappers`.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -20,8 +30,38 @@ from gymnasium.vector.utils import batch_space
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from robolearn.config import apply_override, parse_overrides
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
+
+RENDER_MODES = ("rgb_array", "human")
+
+# An observation term with no clip has no bound the env knows; its values are still finite
+# float32 numbers (a diverged env is reset before it is observed, and a term that returns
+# NaN or inf is a bug that training stops on). Bounding by float32's finite range says
+# exactly that, where an infinite bound would make gymnasium's checker warn.
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def action_space(env: ManagerBasedRLEnv) -> gym.spaces.Box:
+    """One env's action space: float32, bounded by each action term's range.
+
+    Raises RobolearnError for a term with no finite range (it needs a ``clip``).
+    """
+    low, high = env.action_manager.action_bounds()
+    return gym.spaces.Box(low.numpy().astype(np.float32), high.numpy().astype(np.float32))
+
+
+def observation_space(env: ManagerBasedRLEnv, group: str = "policy") -> gym.spaces.Box:
+    """One env's observation space of ``group``: float32, each column bounded by its term's
+    ``clip`` (then ``scale``), else by float32's finite range."""
+    if group not in env.obs_buf:
+        raise RobolearnError(
+            f"observation group {group!r} not in the task; groups: {', '.join(env.obs_buf)}"
+        )
+    low, high = env.observation_manager.group_bounds(group)
+    low, high = low.clamp(min=-_F32_MAX), high.clamp(max=_F32_MAX)
+    return gym.spaces.Box(low.numpy().astype(np.float32), high.numpy().astype(np.float32))
 
 
 class RslRlVecEnv(VecEnv):
@@ -63,23 +103,124 @@ class RslRlVecEnv(VecEnv):
         self.env.close()
 
 
+class EnvView:
+    """Frames of env 0 for ``render()``: ``rgb_array`` through robolearn's offscreen
+    renderer (the one videos use, with the commands' markers), or ``human`` in MuJoCo's
+    own window. Built on the first frame, so an env that never renders pays nothing."""
+
+    def __init__(self, env: ManagerBasedRLEnv, mode: str | None) -> None:
+        check_render_mode(mode)
+        self.env, self.mode = env, mode
+        self._renderer = None
+        self._window = None
+        self._data = None
+
+    def render(self) -> np.ndarray | None:
+        """An (H, W, 3) uint8 frame (``rgb_array``), or None after drawing the window."""
+        if self.mode == "rgb_array":
+            return self._frame()
+        if self.mode == "human":
+            self._show()
+        return None
+
+    def _frame(self) -> np.ndarray:
+        from robolearn.render.overlays import command_markers
+        from robolearn.render.video import EnvRenderer, track_body_of
+
+        if self._renderer is None:
+            self._renderer = EnvRenderer(self.env.engine, track_body=track_body_of(self.env))
+        return self._renderer.frame(0, markers=command_markers(self.env, 0))
+
+    def _show(self) -> None:
+        import mujoco
+        import mujoco.viewer
+
+        model = self.env.engine.model
+        if self._window is None:
+            self._data = mujoco.MjData(model)
+            self._window = mujoco.viewer.launch_passive(model, self._data)
+        if not self._window.is_running():  # the user closed the window: stop drawing
+            return
+        with self._window.lock():
+            # the window draws a host MjData: mirror env 0 into it (any engine, any device)
+            self._data.qpos[:] = self.env.engine.qpos[0].detach().cpu().double().numpy()
+            self._data.qvel[:] = self.env.engine.qvel[0].detach().cpu().double().numpy()
+            mujoco.mj_forward(model, self._data)
+        self._window.sync()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+            # MuJoCo's window thread tears the window down after close() returns; GLFW
+            # terminated at exit under a live render loop crashes the process
+            for thread in threading.enumerate():
+                if "_launch_internal" in thread.name:
+                    thread.join(10.0)
+
+
+def has_display() -> bool:
+    """Whether a window can open: a display, and MuJoCo on GLFW (robolearn picks EGL only
+    where there is no display)."""
+    display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    return bool(display) and os.environ.get("MUJOCO_GL", "glfw") in ("glfw", "")
+
+
+def available_render_modes() -> list[str]:
+    """The render modes this machine offers: ``rgb_array``, and ``human`` with a display."""
+    return ["rgb_array", "human"] if has_display() else ["rgb_array"]
+
+
+def check_render_mode(mode: str | None) -> None:
+    """Raise RobolearnError for a render mode robolearn lacks or this machine cannot show."""
+    if mode is not None and mode not in RENDER_MODES:
+        raise RobolearnError(
+            f"render_mode {mode!r} is not one of: {', '.join(available_render_modes())}"
+        )
+    if mode == "human":
+        _check_display()
+
+
+def _check_display() -> None:
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise RobolearnError(
+            "render_mode='human' needs a display (DISPLAY is not set); on a headless machine "
+            "use render_mode='rgb_array', or run under Xvfb"
+        )
+    if not has_display():
+        raise RobolearnError(
+            f"render_mode='human' needs MUJOCO_GL=glfw (now {os.environ['MUJOCO_GL']}); unset it"
+        )
+
+
 class GymVectorEnv(gym.vector.VectorEnv):
-    """A ManagerBasedRLEnv as a gymnasium VectorEnv over one observation group."""
+    """A ManagerBasedRLEnv as a gymnasium VectorEnv over one observation group.
+
+    ``render()`` (with ``render_mode="rgb_array"``) returns one frame, of env 0: a batch of
+    thousands of envs is watched through one of them, as ``robolearn play --video`` does.
+    """
 
     metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, env: ManagerBasedRLEnv, obs_group: str = "policy") -> None:
-        if obs_group not in env.obs_buf:
-            raise RobolearnError(
-                f"observation group {obs_group!r} not in the task; groups: {', '.join(env.obs_buf)}"
-            )
+    def __init__(
+        self, env: ManagerBasedRLEnv, obs_group: str = "policy", render_mode: str | None = None
+    ) -> None:
+        self.single_observation_space = observation_space(env, obs_group)
+        self.single_action_space = action_space(env)
         self.env = env
         self.obs_group = obs_group
         self.num_envs = env.num_envs
+        self.render_mode = render_mode
+        self._view = EnvView(env, render_mode)
+        self.metadata = {
+            "autoreset_mode": AutoresetMode.SAME_STEP,
+            "render_modes": available_render_modes(),
+            "render_fps": 1.0 / env.step_dt,
+        }
         env.record_final_obs = True
-        dim = env.observation_manager.group_dims[obs_group]
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (dim,), np.float32)
-        self.single_action_space = gym.spaces.Box(-np.inf, np.inf, (env.num_actions,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
@@ -110,7 +251,12 @@ class GymVectorEnv(gym.vector.VectorEnv):
             infos,
         )
 
+    def render(self) -> np.ndarray | None:
+        """Env 0's frame (``rgb_array``), or None after drawing the window (``human``)."""
+        return self._view.render()
+
     def close_extras(self, **kwargs: Any) -> None:
+        self._view.close()
         self.env.close()
 
 
@@ -119,13 +265,22 @@ class GymEnv(gym.Env):
 
     For single-env tools and checks; training wants the vector env. When an episode ends,
     ``step`` returns its final observation, and the next ``reset`` starts a new one.
+    ``render_mode``: ``"rgb_array"`` (offscreen frames, as videos) or ``"human"`` (a window;
+    needs a display).
     """
 
-    def __init__(self, env: ManagerBasedRLEnv, obs_group: str = "policy") -> None:
+    def __init__(
+        self, env: ManagerBasedRLEnv, obs_group: str = "policy", render_mode: str | None = None
+    ) -> None:
         if env.num_envs != 1:
             raise RobolearnError(f"GymEnv holds one env, got {env.num_envs}")
-        self._vec = GymVectorEnv(env, obs_group)
+        self._vec = GymVectorEnv(env, obs_group, render_mode)
         self.env = env
+        self.render_mode = render_mode
+        self.metadata = {
+            "render_modes": available_render_modes(),
+            "render_fps": 1.0 / env.step_dt,
+        }
         self.observation_space = self._vec.single_observation_space
         self.action_space = self._vec.single_action_space
 
@@ -142,15 +297,35 @@ class GymEnv(gym.Env):
             obs = info["final_obs"]
         return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
+    def render(self) -> np.ndarray | None:
+        """An (H, W, 3) uint8 frame (``rgb_array``), or None after drawing the window."""
+        return self._vec.render()
+
     def close(self) -> None:
         self._vec.close()
 
 
-def make_env(task: str, num_envs: int | None = None, engine: str | None = None, play: bool = False):
-    """Build a registered task's ManagerBasedRLEnv with optional num_envs and engine."""
+def make_env(
+    task: str,
+    num_envs: int | None = None,
+    engine: str | None = None,
+    play: bool = False,
+    overrides: Sequence[str] = (),
+) -> ManagerBasedRLEnv:
+    """Build a registered task's ManagerBasedRLEnv with optional num_envs and engine, and
+    overrides as the command line takes them (``["env.actions.joint_pos.clip=[-1,1]"]``)."""
     from robolearn.registry import get_task
 
     cfg = get_task(task).make_env_cfg(play=play)
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    for key, value in parse_overrides(list(overrides)):
+        head, _, path = key.partition(".")
+        if head != "env" or not path:
+            raise RobolearnError(
+                f"override {key!r} must start with 'env.' (e.g. env.actions.joint_pos.clip=[-1,1])"
+            )
+        apply_override(cfg, path, value, root_name="env")
     if num_envs is not None:
         cfg.scene.num_envs = num_envs
     if engine is not None:
@@ -159,19 +334,33 @@ def make_env(task: str, num_envs: int | None = None, engine: str | None = None, 
 
 
 def make_gym_vector_env(
-    num_envs: int = 1, task: str = "", engine: str | None = None, **kwargs: Any
+    num_envs: int = 1,
+    task: str = "",
+    engine: str | None = None,
+    render_mode: str | None = None,
+    overrides: Sequence[str] = (),
+    **kwargs: Any,
 ) -> GymVectorEnv:
     """gymnasium's vector entry point for ``robolearn/<task>-v0``."""
     kwargs.pop("max_episode_steps", None)  # episodes end by the task's own time-out term
     if kwargs:
         raise RobolearnError(f"unexpected arguments for {task}: {', '.join(kwargs)}")
-    return GymVectorEnv(make_env(task, num_envs=num_envs, engine=engine))
+    check_render_mode(render_mode)  # before the env is built, which takes a while
+    env = make_env(task, num_envs=num_envs, engine=engine, overrides=overrides)
+    return GymVectorEnv(env, render_mode=render_mode)
 
 
-def make_gym_env(task: str = "", engine: str | None = None, **kwargs: Any) -> GymEnv:
+def make_gym_env(
+    task: str = "",
+    engine: str | None = None,
+    render_mode: str | None = None,
+    overrides: Sequence[str] = (),
+    **kwargs: Any,
+) -> GymEnv:
     """gymnasium's single-env entry point for ``robolearn/<task>-v0``."""
     kwargs.pop("max_episode_steps", None)
-    kwargs.pop("render_mode", None)
     if kwargs:
         raise RobolearnError(f"unexpected arguments for {task}: {', '.join(kwargs)}")
-    return GymEnv(make_env(task, num_envs=1, engine=engine))
+    check_render_mode(render_mode)
+    env = make_env(task, num_envs=1, engine=engine, overrides=overrides)
+    return GymEnv(env, render_mode=render_mode)

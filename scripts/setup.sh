@@ -44,8 +44,9 @@ fi
 stamp="$VENV/.robolearn-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing robolearn and its dependencies into $VENV"
-  "$py" -m pip install -q -e ".[dev,video,viewer]" 2>&1 | grep -v "^WARNING: Location" || true
-  "$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch" \
+  # sb3 and skrl: the tests train cartpole through robolearn's wrappers for both learners
+  "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl]" 2>&1 | grep -v "^WARNING: Location" || true
+  "$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch, stable_baselines3, skrl" \
     || { echo "setup: the install is incomplete" >&2; exit 1; }
   touch "$stamp"
 fi

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 import torch
+from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
-from robolearn.adapters import RslRlVecEnv, make_env
+from robolearn.adapters import GymVectorEnv, RslRlVecEnv, make_env
+from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.registry import get_task, gym_id, task_names
 
@@ -95,11 +99,22 @@ def test_rsl_rl_vecenv_adapter():
     assert "Episode_Termination/time_out" in extras["log"]
 
 
+def _no_warnings(fn, *args, **kwargs):
+    """Run ``fn`` and return the messages of every warning it raised (gymnasium's checker
+    warns through ``warnings``)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(*args, **kwargs)
+    return [str(w.message) for w in caught]
+
+
 def test_gymnasium_make_gives_one_env_that_passes_gymnasiums_checker():
     from gymnasium.utils.env_checker import check_env
 
-    env = gym.make(gym_id("cartpole_balance"))
-    check_env(env.unwrapped, skip_render_check=True)
+    env = gym.make(gym_id("cartpole_balance"), render_mode="rgb_array")
+    # every check, rendering included (it builds an env per declared render mode), and not
+    # one warning: finite action and observation bounds, render modes and fps declared
+    assert _no_warnings(check_env, env.unwrapped) == []
     obs, _ = env.reset(seed=0)
     env.action_space.seed(0)
     assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
@@ -117,6 +132,91 @@ def test_gymnasium_make_gives_one_env_that_passes_gymnasiums_checker():
     env.close()
 
 
+def test_gymnasium_vector_env_spaces_pass_gymnasiums_checks(gym_env):
+    """gymnasium has no checker for vector envs: its space checks on the single spaces (the
+    ones check_env runs), and the batched spaces are those spaces batched."""
+    from gymnasium.utils.env_checker import check_space_limit
+    from gymnasium.utils.passive_env_checker import check_action_space, check_observation_space
+
+    single_obs, single_act = gym_env.single_observation_space, gym_env.single_action_space
+    assert _no_warnings(check_action_space, single_act) == []
+    assert _no_warnings(check_observation_space, single_obs) == []
+    assert _no_warnings(check_space_limit, single_act, "action") == []
+    assert _no_warnings(check_space_limit, single_obs, "observation") == []
+    assert gym_env.action_space == batch_space(single_act, 8)
+    assert gym_env.observation_space == batch_space(single_obs, 8)
+
+
+def test_every_task_has_finite_action_bounds_from_its_action_terms():
+    """Joint position actions reach their actuators' ctrlrange at (ctrl - default) / scale;
+    effort actions at ctrl / scale; every task's bounds are finite and wide enough to hold
+    the default pose (action 0)."""
+    for name in task_names():
+        env = make_env(name, num_envs=1, engine="cpu")
+        low, high = env.action_manager.action_bounds()
+        space = gym.spaces.Box(low.numpy(), high.numpy(), dtype=np.float64)
+        assert np.isfinite(space.low).all() and np.isfinite(space.high).all(), name
+        assert (space.low < 0).all() and (space.high > 0).all(), name
+        if name == "quadruped_walk":
+            term = env.action_manager.terms["joint_pos"]
+            model, ids = env.scene.model, term.actuator_ids.numpy()
+            default = env.scene.default_joint_pos[0, term.joint_ids].double().numpy()
+            low, high = model.actuator_ctrlrange[ids].T
+            np.testing.assert_allclose(space.low, (low - default) / term.cfg.scale, rtol=1e-6)
+            np.testing.assert_allclose(space.high, (high - default) / term.cfg.scale, rtol=1e-6)
+            # the bound is where the target meets the limit: past it, nothing changes
+            over = torch.as_tensor(space.high * 1.5, dtype=torch.float32)[None]
+            env.step(over)
+            ctrl = env.engine.ctrl[0, term.actuator_ids].double().numpy()
+            np.testing.assert_allclose(ctrl, default + term.cfg.scale * space.high * 1.5)
+        env.close()
+
+
+def test_observation_bounds_come_from_the_terms_clips():
+    cfg = get_task("cartpole_balance").make_env_cfg()
+    cfg.scene.num_envs = 2
+    cfg.observations["policy"].terms["joint_vel"].clip = (-5.0, 5.0)
+    cfg.observations["policy"].terms["joint_vel"].scale = 0.5
+    env = GymVectorEnv(ManagerBasedRLEnv(cfg))
+    space = env.single_observation_space
+    f32 = np.finfo(np.float32).max
+    # joint_pos has no clip: any finite float32; joint_vel: its clip times its scale
+    np.testing.assert_array_equal(space.low, [-f32, -f32, -2.5, -2.5])
+    np.testing.assert_array_equal(space.high, [f32, f32, 2.5, 2.5])
+    obs, _ = env.reset(seed=0)
+    for _ in range(50):
+        obs, *_ = env.step(np.ones((2, 1), np.float32))
+        assert env.observation_space.contains(obs)
+
+
+def test_render_rgb_array_draws_the_env_offscreen():
+    env = gym.make(gym_id("cartpole_balance"), render_mode="rgb_array")
+    assert env.metadata["render_fps"] == pytest.approx(1 / env.unwrapped.env.step_dt)
+    env.reset(seed=0)
+    first = env.render()
+    assert first.dtype == np.uint8 and first.shape == (480, 640, 3) and first.std() > 10
+    for _ in range(20):
+        env.step(np.ones(1, np.float32))
+    # the cart moved: the picture changed
+    assert (env.render() != first).any()
+    env.close()
+    vec = gym.make_vec(gym_id("cartpole_balance"), num_envs=2, render_mode="rgb_array")
+    vec.reset(seed=0)
+    assert vec.render().shape == (480, 640, 3)  # env 0, as robolearn play --video draws it
+    vec.close()
+
+
+def test_render_human_without_a_display_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert "human" not in gym.make(gym_id("cartpole_balance")).metadata["render_modes"]
+    with pytest.raises(RobolearnError, match="render_mode='human' needs a display") as err:
+        gym.make(gym_id("cartpole_balance"), render_mode="human")
+    assert "\n" not in str(err.value) and "rgb_array" in str(err.value)
+    with pytest.raises(RobolearnError, match=r"render_mode 'ansi' is not one of: rgb_array"):
+        gym.make(gym_id("cartpole_balance"), render_mode="ansi")
+
+
 def test_gymnasium_module_prefix_registers_the_tasks_in_a_fresh_interpreter():
     code = (
         "import gymnasium as gym\n"
@@ -126,3 +226,65 @@ def test_gymnasium_module_prefix_registers_the_tasks_in_a_fresh_interpreter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "(2, 4)"
+
+
+@pytest.fixture
+def xvfb():
+    """A virtual display (Xvfb picks a free number and writes it once it accepts clients)."""
+    import select
+    import shutil
+
+    binary = shutil.which("Xvfb")
+    if binary is None:
+        pytest.fail("Xvfb is not installed: the set-up command installs it (scripts/setup.sh)")
+    read_fd, write_fd = os.pipe()
+    proc = subprocess.Popen(
+        [binary, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(write_fd,),
+    )
+    os.close(write_fd)
+    try:
+        with os.fdopen(read_fd) as ready:
+            readable, _, _ = select.select([ready], [], [], 60)
+            number = ready.readline().strip() if readable else ""
+        if not number.isdigit():
+            pytest.fail(f"Xvfb did not start in 60 s (exit status {proc.poll()})")
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_render_human_opens_a_window_that_shows_the_env(xvfb):
+    code = (
+        "import os, time\n"
+        "import gymnasium as gym, mss, numpy as np\n"
+        "import robolearn.tasks\n"
+        "env = gym.make('robolearn/cartpole_balance-v0', render_mode='human')\n"
+        "print('human' in env.metadata['render_modes'])\n"
+        "env.reset(seed=0)\n"
+        "for _ in range(10):\n"
+        "    env.step(np.ones(1, np.float32))\n"
+        "    assert env.render() is None\n"
+        "deadline = time.time() + 60\n"
+        "with mss.MSS(display=os.environ['DISPLAY']) as grab:\n"
+        "    while True:\n"  # the window draws on its own thread: wait for a picture
+        "        env.render()\n"
+        "        shot = np.asarray(grab.grab(grab.monitors[1]))[..., :3]\n"
+        "        if shot.std() > 10 or time.time() > deadline:\n"
+        "            break\n"
+        "        time.sleep(0.2)\n"
+        "print(round(float(shot.std()), 1))\n"
+        "env.close()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MUJOCO_GL"}
+    env["DISPLAY"] = xvfb
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    offered, std = out.stdout.split()
+    assert offered == "True"
+    assert float(std) > 10  # not a blank screen: the window drew the scene

@@ -16,8 +16,9 @@ LAYERS = [
     ["cli", "__main__"],
     ["viewer"],
     ["rl"],
-    ["render"],
+    ["wrappers"],  # Stable-Baselines3 and skrl over the env, beside the gymnasium adapters
     ["adapters"],
+    ["render"],  # below adapters: gymnasium's render() draws through it
     ["tasks"],
     ["registry"],
     ["rl.config"],  # the agent's typed settings, which tasks name

@@ -1,6 +1,6 @@
 """Actions: the policy's output turned into actuator controls.
 
-``process_action`` runs once per env step (scale, offset, clip); ``apply_action`` writes the
+``process_action`` runs once per env step (clip, scale, offset); ``apply_action`` writes the
 result into the engine's ``ctrl`` view. Position and effort targets are constant over the
 decimation substeps, so the env writes ctrl once and steps the engine ``decimation`` times in
 one call.
@@ -12,6 +12,7 @@ theirs, a subclass of one inherits it, and a config of your own names your
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,7 +33,8 @@ class ActionTerm:
 
     Subclass it for a new kind of action and name the subclass in the config's
     ``class_type``; override :meth:`_offset`, :meth:`process_actions` or
-    :meth:`apply_actions` as needed. ``action_dim`` is the width of its slice.
+    :meth:`apply_actions` as needed (and :meth:`action_bounds` for a map of its own).
+    ``action_dim`` is the width of its slice.
     """
 
     def __init__(self, cfg: ActionTermCfg, env: ManagerBasedRLEnv, name: str) -> None:
@@ -44,17 +46,64 @@ class ActionTerm:
             scene.actuator_ids(cfg.actuators), device=env.device, dtype=torch.long
         )
         self.action_dim = len(self.actuator_ids)
+        clip = cfg.clip
+        if clip is not None and not (
+            isinstance(clip, tuple | list)
+            and len(clip) == 2
+            and all(isinstance(c, int | float) and math.isfinite(c) for c in clip)
+            and clip[0] < clip[1]
+        ):
+            raise RobolearnError(
+                f"actions.{name}.clip must be [low, high] with finite low < high, got {clip!r}"
+            )
         self._ctrl_cols = columns(self.actuator_ids)
         self.raw_actions = torch.zeros(env.num_envs, self.action_dim, device=env.device)
         self.processed_actions = torch.zeros_like(self.raw_actions)
         self._ctrl = env.engine.ctrl
 
     def process_actions(self, actions: torch.Tensor) -> None:
-        """Turn this term's slice of the policy's action into ``processed_actions``."""
+        """Turn this term's slice of the policy's action (already clipped to the config's
+        ``clip``, by the manager) into ``processed_actions``."""
         self.raw_actions[:] = actions
-        if self.cfg.clip is not None:
-            actions = actions.clamp(*self.cfg.clip)
         self.processed_actions[:] = self._offset() + self.cfg.scale * actions
+
+    def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(low, high), each (action_dim,) float64 on the CPU: the range of this term's slice
+        of the action outside which nothing changes; -inf/inf where the term cannot say.
+
+        The config's ``clip`` if it has one (the manager clips to it, whatever the term
+        does). Otherwise, for a term that keeps the linear map ``offset + scale x action``
+        (it does not override :meth:`process_actions` or :meth:`apply_actions`), the actions
+        that reach the actuators' ``ctrlrange``, which MuJoCo clamps the controls to; with
+        per-env offsets (default joint positions), the widest over the envs. A term with a
+        map of its own overrides this, or its config declares a ``clip``.
+        """
+        inf = torch.full((self.action_dim,), math.inf, dtype=torch.float64)
+        if self.cfg.clip is not None:
+            low, high = self.cfg.clip
+            return torch.full_like(inf, float(low)), torch.full_like(inf, float(high))
+        cls = type(self)
+        linear = (
+            cls.process_actions is ActionTerm.process_actions
+            and cls.apply_actions is ActionTerm.apply_actions
+        )
+        scale = float(self.cfg.scale)
+        if not linear or scale == 0.0 or not math.isfinite(scale):
+            return -inf, inf
+        model = self.env.scene.model
+        ids = self.actuator_ids.cpu().numpy()
+        ctrl_range = torch.as_tensor(model.actuator_ctrlrange[ids], dtype=torch.float64)
+        limited = torch.as_tensor(model.actuator_ctrllimited[ids].astype(bool))
+        offset = torch.as_tensor(self._offset(), dtype=torch.float64).cpu()
+        offset = offset.reshape(-1, self.action_dim) if offset.dim() else offset
+        ends = torch.stack(
+            [(ctrl_range[:, 0] - offset) / scale, (ctrl_range[:, 1] - offset) / scale]
+        )
+        if ends.dim() == 3:  # (2, envs, dim): each env's default pose is its own offset
+            low, high = ends.amin(dim=(0, 1)), ends.amax(dim=(0, 1))
+        else:
+            low, high = ends.amin(dim=0), ends.amax(dim=0)
+        return torch.where(limited, low, -inf), torch.where(limited, high, inf)
 
     def _offset(self) -> torch.Tensor | float:
         """Added to ``scale x action``; 0 by default."""
@@ -107,7 +156,9 @@ class ActionTermCfg:
     scale: float = 1.0
     """Multiplies the policy's action before the offset is added."""
     clip: tuple[float, float] | None = None
-    """Clip the policy's raw action to (low, high) before scaling; None: no clip."""
+    """Clip the policy's raw action to (low, high) before the term sees it (so before
+    scaling); it is then the term's action bound (gymnasium's action space). None: no
+    clip, and the bound comes from the actuators' ``ctrlrange``."""
     class_type: type[ActionTerm] | None = None
     """The :class:`ActionTerm` subclass built from this config; the built-in configs set
     theirs, and a subclass of one inherits it."""
@@ -163,8 +214,36 @@ class ActionManager(ClassTermManager[ActionTerm]):
         self.action[:] = action
         start = 0
         for term in self.terms.values():
-            term.process_actions(self.action[:, start : start + term.action_dim])
+            part = self.action[:, start : start + term.action_dim]
+            if term.cfg.clip is not None:
+                # here rather than in the term, so that the bound holds for any term class
+                part = part.clamp(*term.cfg.clip)
+            term.process_actions(part)
             start += term.action_dim
+
+    def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(low, high), each (total_action_dim,) float64 on the CPU: every term's
+        :meth:`ActionTerm.action_bounds`, in action order.
+
+        Raises RobolearnError naming the terms with no finite range (no ``ctrlrange`` on
+        their actuators, or a map of their own, and no ``clip``).
+        """
+        bounds = {name: term.action_bounds() for name, term in self.terms.items()}
+        unbounded = [
+            name
+            for name, (low, high) in bounds.items()
+            if not (torch.isfinite(low).all() and torch.isfinite(high).all())
+        ]
+        if unbounded:
+            names = ", ".join(f"actions.{name}" for name in unbounded)
+            raise RobolearnError(
+                f"{names}: no finite action range (no ctrlrange on its actuators, or a map of "
+                f"its own) for an action space; add a clip, e.g. "
+                f"env.actions.{unbounded[0]}.clip=[-1,1]"
+            )
+        low = torch.cat([low for low, _ in bounds.values()])
+        high = torch.cat([high for _, high in bounds.values()])
+        return low, high
 
     def apply_action(self) -> None:
         """Write every term's processed action into the engine's controls."""

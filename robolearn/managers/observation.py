@@ -7,6 +7,7 @@ concatenates its terms along the last dimension in config order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -221,6 +222,23 @@ class ObservationManager(ManagerBase):
                 if draw is not None:
                     markers += draw(env_id)
         return markers
+
+    def group_bounds(self, group: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """(low, high), each (group width,) float64 on the CPU: the range each column of
+        ``group`` keeps to, from its term's ``clip`` (and ``scale``, applied after it);
+        -inf/inf for a term with no clip."""
+        lows, highs = [], []
+        terms = {name: tcfg for name, tcfg, _ in self._terms[group].terms}
+        for name, width in self.term_dims[group].items():
+            tcfg = terms[name]
+            low, high = -math.inf, math.inf
+            if tcfg.clip is not None:
+                low, high = (float(c) for c in tcfg.clip)
+                if tcfg.scale is not None:
+                    low, high = sorted((low * tcfg.scale, high * tcfg.scale))
+            lows.append(torch.full((width,), low, dtype=torch.float64))
+            highs.append(torch.full((width,), high, dtype=torch.float64))
+        return torch.cat(lows), torch.cat(highs)
 
     def term_slices(self, group: str) -> dict[str, slice]:
         """The columns of each term in group ``group``'s tensor, in order."""
