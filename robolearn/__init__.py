@@ -30,11 +30,11 @@ __all__ = ["RobolearnError", "__version__", "load_policy"]
 
 
 def __getattr__(name: str):
-    """``robolearn.load_policy``, imported on first use: ``import robolearn`` stays light
-    (no torch, rsl-rl or onnxruntime), and the package root, the bottom layer of the
-    architecture, re-exports the policy API from the rl layer without depending on it."""
+    """``robolearn.load_policy``, imported on first use so that ``import robolearn`` stays
+    light (no torch, rsl-rl or onnxruntime). The package's one upward import, allowed by
+    name in tests/test_layers.py: the root re-exports the public policy API."""
     if name == "load_policy":
-        import importlib
+        from robolearn.rl.policy_api import load_policy
 
-        return importlib.import_module("robolearn.rl.policy_api").load_policy
+        return load_policy
     raise AttributeError(f"module 'robolearn' has no attribute {name!r}")
