@@ -63,6 +63,13 @@ class ViewerProcess:
             pytest.fail(f"the viewer did not stop after SIGINT: {self.stderr()[-3000:]}")
 
 
+def _ctrl_c_reaches_it() -> None:
+    """Run in the child before exec: SIGINT as a terminal delivers it. A suite started in
+    the background by a non-interactive shell (``pytest ... &``) ignores SIGINT, and a
+    child inherits that, so the Ctrl-C these tests send would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_web_viewer(log_dir: Path, *args: str) -> ViewerProcess:
     log_dir.mkdir(parents=True, exist_ok=True)
     n = len(list(log_dir.glob("viewer*.out")))
@@ -75,6 +82,7 @@ def start_web_viewer(log_dir: Path, *args: str) -> ViewerProcess:
             stderr=err_file,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=_ctrl_c_reaches_it,
         )
     deadline = time.time() + START_S
     while time.time() < deadline:
@@ -628,7 +636,14 @@ def test_native_viewer_opens_a_window_and_renders_frames(xvfb, tmp_path):
     ]
     out, err = tmp_path / "native.out", tmp_path / "native.err"
     with out.open("w") as out_file, err.open("w") as err_file:
-        proc = subprocess.Popen(cmd, stdout=out_file, stderr=err_file, text=True, env=env)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out_file,
+            stderr=err_file,
+            text=True,
+            env=env,
+            preexec_fn=_ctrl_c_reaches_it,
+        )
     import mss
 
     # Retried until the window shows the robot in two different pictures (it is drawing, not
