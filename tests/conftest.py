@@ -16,6 +16,8 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 from robolearn.assets import asset_path
 
 HUMANOID_SCENE = asset_path("humanoid/scene.xml")
+#: Seconds Xvfb may take to accept clients (the viewer tests' start-up bound).
+XVFB_START_S = 240
 
 # A box that slides on a plane: friction and mass changes show up in how far it goes.
 SLIDER_XML = """
@@ -81,3 +83,42 @@ def slider_task_cfg(model: str, num_envs: int):
     )
     cfg.sim.engine = "cpu"
     return cfg
+
+
+@pytest.fixture
+def xvfb():
+    """A virtual display for window tests: its name (``:N``).
+
+    ``-displayfd``: Xvfb picks a free display (tests of other checkouts may run beside this
+    one) and writes its number once it accepts clients, which is the condition to wait on.
+    """
+    import select
+    import shutil
+    import subprocess
+
+    binary = shutil.which("Xvfb")
+    if binary is None:
+        pytest.fail("Xvfb is not installed: the set-up command installs it (scripts/setup.sh)")
+    read_fd, write_fd = os.pipe()
+    proc = subprocess.Popen(
+        [binary, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(write_fd,),
+    )
+    os.close(write_fd)
+    try:
+        with os.fdopen(read_fd) as ready:
+            # a loaded machine may take long to start a process
+            readable, _, _ = select.select([ready], [], [], XVFB_START_S)
+            number = ready.readline().strip() if readable else ""
+        if not number.isdigit():
+            pytest.fail(f"Xvfb did not start in {XVFB_START_S} s (exit status {proc.poll()})")
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

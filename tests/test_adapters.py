@@ -228,35 +228,6 @@ def test_gymnasium_module_prefix_registers_the_tasks_in_a_fresh_interpreter():
     assert out.stdout.strip() == "(2, 4)"
 
 
-@pytest.fixture
-def xvfb():
-    """A virtual display (Xvfb picks a free number and writes it once it accepts clients)."""
-    import select
-    import shutil
-
-    binary = shutil.which("Xvfb")
-    if binary is None:
-        pytest.fail("Xvfb is not installed: the set-up command installs it (scripts/setup.sh)")
-    read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen(
-        [binary, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=(write_fd,),
-    )
-    os.close(write_fd)
-    try:
-        with os.fdopen(read_fd) as ready:
-            readable, _, _ = select.select([ready], [], [], 60)
-            number = ready.readline().strip() if readable else ""
-        if not number.isdigit():
-            pytest.fail(f"Xvfb did not start in 60 s (exit status {proc.poll()})")
-        yield f":{number}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
 def test_render_human_opens_a_window_that_shows_the_env(xvfb):
     code = (
         "import os, time\n"

@@ -30,7 +30,6 @@ import pytest
 from cli_helpers import progress
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-XVFB = shutil.which("Xvfb")
 
 # Deadlines for things that take seconds on an idle machine and minutes on a loaded one.
 START_S = 240  # a viewer process imports torch and MuJoCo and builds its envs
@@ -582,39 +581,7 @@ def test_session_loop_survives_a_failing_command(capsys):
     assert session.tick() > 0 and env.steps > 0  # and it carries on stepping
 
 
-# ---- the native viewer -------------------------------------------------------------------
-
-
-@pytest.fixture
-def xvfb():
-    if XVFB is None:
-        pytest.fail("Xvfb is not installed: the set-up command installs it (scripts/setup.sh)")
-    import select
-
-    # -displayfd: Xvfb picks a free display (tests of other checkouts may run beside this
-    # one) and writes its number once it accepts clients, which is the condition to wait on
-    read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen(
-        [XVFB, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=(write_fd,),
-    )
-    os.close(write_fd)
-    try:
-        with os.fdopen(read_fd) as ready:
-            readable, _, _ = select.select([ready], [], [], START_S)
-            number = ready.readline().strip() if readable else ""
-        if not number.isdigit():
-            pytest.fail(f"Xvfb did not start in {START_S} s (exit status {proc.poll()})")
-        yield f":{number}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=STOP_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+# ---- the native viewer (on conftest's xvfb display) --------------------------------------
 
 
 def test_native_viewer_opens_a_window_and_renders_frames(xvfb, tmp_path):
