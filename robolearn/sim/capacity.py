@@ -43,14 +43,15 @@ def measured_capacity(model: mujoco.MjModel, seconds: float = SECONDS) -> tuple[
 
 
 def default_capacity(
-    model: mujoco.MjModel, nconmax: int | None, njmax: int | None
+    model: mujoco.MjModel, data: mujoco.MjData, nconmax: int | None, njmax: int | None
 ) -> tuple[int | None, int | None]:
     """``nconmax`` and ``njmax`` with the unset ones filled from :func:`measured_capacity`,
-    or None where the measure fits in MuJoCo Warp's own default (which then applies)."""
+    or None where the measure fits in MuJoCo Warp's own default (which then applies);
+    ``data`` is the initial state (forward computed) MuJoCo Warp sizes that default from."""
     if nconmax is not None and njmax is not None:
         return nconmax, njmax
     ncon, nefc = measured_capacity(model)
-    own_ncon, own_nefc = _warp_defaults(model)
+    own_ncon, own_nefc = _warp_defaults(model, data)
     if nconmax is None and MARGIN * ncon > own_ncon:
         nconmax = _rounded(MARGIN * ncon)
     if njmax is None and MARGIN * nefc > own_nefc:
@@ -58,15 +59,13 @@ def default_capacity(
     return nconmax, njmax
 
 
-def _warp_defaults(model: mujoco.MjModel) -> tuple[int, int]:
+def _warp_defaults(model: mujoco.MjModel, data: mujoco.MjData) -> tuple[int, int]:
     """MuJoCo Warp's own defaults for the model's initial state (0 where this version of
     MuJoCo Warp does not expose its estimate: the measure alone decides then)."""
     try:
         from mujoco_warp._src import io
     except ImportError:
         return 0, 0
-    data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)
     estimates = (getattr(io, "_default_nconmax", None), getattr(io, "_default_njmax", None))
     return tuple(0 if f is None else int(f(model, data)) for f in estimates)  # type: ignore[return-value]
 

@@ -132,7 +132,7 @@ class WarpEngine(Engine):
         """One world per env, each in the model's initial state (forward computed)."""
         data = mujoco.MjData(model)
         mujoco.mj_forward(model, data)
-        nconmax, njmax = default_capacity(model, nconmax, njmax)
+        nconmax, njmax = default_capacity(model, data, nconmax, njmax)
         try:
             return self._mjw.put_data(
                 model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax
