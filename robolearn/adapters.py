@@ -12,7 +12,9 @@
 Spaces are bounded by what the terms know: the action space by each action term's range
 (:meth:`~robolearn.managers.ActionManager.action_bounds`: its ``clip``, else the actions
 that reach the actuators' ``ctrlrange``), the observation space by each observation term's
-``clip``. Stable-Baselines3 and skrl wrappers over the same env: :mod:`robolearn.wrappers`.
+``clip``. By default the action space is normalized to ``[-1, 1]`` (:class:`ActionScaling`),
+as gymnasium's and SB3's checkers recommend; ``normalize_actions=False`` gives the task's
+own action units. Stable-Baselines3 and skrl wrappers over the same env: :mod:`robolearn.wrappers`.
 """
 
 from __future__ import annotations
@@ -43,13 +45,49 @@ RENDER_MODES = ("rgb_array", "human")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
-def action_space(env: ManagerBasedRLEnv) -> gym.spaces.Box:
-    """One env's action space: float32, bounded by each action term's range.
+def action_space(env: ManagerBasedRLEnv, normalize: bool = True) -> gym.spaces.Box:
+    """One env's action space: float32, ``[-1, 1]`` (see :class:`ActionScaling`), or with
+    ``normalize=False`` bounded by each action term's own range.
 
     Raises RobolearnError for a term with no finite range (it needs a ``clip``).
     """
-    low, high = env.action_manager.action_bounds()
-    return gym.spaces.Box(low.numpy().astype(np.float32), high.numpy().astype(np.float32))
+    return ActionScaling(env, normalize).space
+
+
+class ActionScaling:
+    """Normalized actions ``u`` in ``[-1, 1]`` to the task's own: ``a = u x reach``, with
+    ``reach = max(|low|, |high|)`` of each dimension's range.
+
+    One factor per dimension, not an affine map onto ``[low, high]``: ``u = 0`` stays the
+    task's action 0 (the default pose of a joint-position task, which an untrained policy's
+    zero mean should hold), and every action the task can act on stays reachable. On the
+    narrower side of an asymmetric range, ``u`` past ``low / reach`` saturates as the
+    actuator's ``ctrlrange`` (or the term's clip) does. Tasks whose ranges are already
+    ``[-1, 1]`` (cartpole's effort) see no change.
+    """
+
+    def __init__(self, env: ManagerBasedRLEnv, normalize: bool = True) -> None:
+        low, high = env.action_manager.action_bounds()  # RobolearnError when unbounded
+        self.normalize = normalize
+        self.raw_space = gym.spaces.Box(
+            low.numpy().astype(np.float32), high.numpy().astype(np.float32)
+        )
+        reach = torch.maximum(low.abs(), high.abs()).to(torch.float32)
+        self.reach = reach.to(env.device)
+        dim = low.shape[0]
+        self.space = (
+            gym.spaces.Box(-np.ones(dim, np.float32), np.ones(dim, np.float32))
+            if normalize
+            else self.raw_space
+        )
+
+    def to_env(self, actions: torch.Tensor) -> torch.Tensor:
+        """The task's actions for ``actions`` in :attr:`space` (on the env's device)."""
+        return actions * self.reach if self.normalize else actions
+
+    def from_env(self, actions: torch.Tensor) -> torch.Tensor:
+        """Inverse of :meth:`to_env` (the normalized action of a task's action)."""
+        return actions / self.reach if self.normalize else actions
 
 
 def observation_space(env: ManagerBasedRLEnv, group: str = "policy") -> gym.spaces.Box:
@@ -206,10 +244,15 @@ class GymVectorEnv(gym.vector.VectorEnv):
     metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(
-        self, env: ManagerBasedRLEnv, obs_group: str = "policy", render_mode: str | None = None
+        self,
+        env: ManagerBasedRLEnv,
+        obs_group: str = "policy",
+        render_mode: str | None = None,
+        normalize_actions: bool = True,
     ) -> None:
         self.single_observation_space = observation_space(env, obs_group)
-        self.single_action_space = action_space(env)
+        self.action_scaling = ActionScaling(env, normalize_actions)
+        self.single_action_space = self.action_scaling.space
         self.env = env
         self.obs_group = obs_group
         self.num_envs = env.num_envs
@@ -237,7 +280,9 @@ class GymVectorEnv(gym.vector.VectorEnv):
 
     def step(self, actions):
         action = torch.as_tensor(np.asarray(actions), dtype=torch.float32, device=self.env.device)
-        obs, reward, terminated, time_outs, extras = self.env.step(action)
+        obs, reward, terminated, time_outs, extras = self.env.step(
+            self.action_scaling.to_env(action)
+        )
         done = terminated | time_outs
         infos: dict[str, Any] = {"log": extras["log"]}
         if bool(done.any()):
@@ -266,15 +311,20 @@ class GymEnv(gym.Env):
     For single-env tools and checks; training wants the vector env. When an episode ends,
     ``step`` returns its final observation, and the next ``reset`` starts a new one.
     ``render_mode``: ``"rgb_array"`` (offscreen frames, as videos) or ``"human"`` (a window;
-    needs a display).
+    needs a display). Actions are normalized to ``[-1, 1]`` unless ``normalize_actions`` is
+    False (:class:`ActionScaling`).
     """
 
     def __init__(
-        self, env: ManagerBasedRLEnv, obs_group: str = "policy", render_mode: str | None = None
+        self,
+        env: ManagerBasedRLEnv,
+        obs_group: str = "policy",
+        render_mode: str | None = None,
+        normalize_actions: bool = True,
     ) -> None:
         if env.num_envs != 1:
             raise RobolearnError(f"GymEnv holds one env, got {env.num_envs}")
-        self._vec = GymVectorEnv(env, obs_group, render_mode)
+        self._vec = GymVectorEnv(env, obs_group, render_mode, normalize_actions)
         self.env = env
         self.render_mode = render_mode
         self.metadata = {
@@ -339,6 +389,7 @@ def make_gym_vector_env(
     engine: str | None = None,
     render_mode: str | None = None,
     overrides: Sequence[str] = (),
+    normalize_actions: bool = True,
     **kwargs: Any,
 ) -> GymVectorEnv:
     """gymnasium's vector entry point for ``robolearn/<task>-v0``."""
@@ -347,7 +398,7 @@ def make_gym_vector_env(
         raise RobolearnError(f"unexpected arguments for {task}: {', '.join(kwargs)}")
     check_render_mode(render_mode)  # before the env is built, which takes a while
     env = make_env(task, num_envs=num_envs, engine=engine, overrides=overrides)
-    return GymVectorEnv(env, render_mode=render_mode)
+    return GymVectorEnv(env, render_mode=render_mode, normalize_actions=normalize_actions)
 
 
 def make_gym_env(
@@ -355,6 +406,7 @@ def make_gym_env(
     engine: str | None = None,
     render_mode: str | None = None,
     overrides: Sequence[str] = (),
+    normalize_actions: bool = True,
     **kwargs: Any,
 ) -> GymEnv:
     """gymnasium's single-env entry point for ``robolearn/<task>-v0``."""
@@ -363,4 +415,4 @@ def make_gym_env(
         raise RobolearnError(f"unexpected arguments for {task}: {', '.join(kwargs)}")
     check_render_mode(render_mode)
     env = make_env(task, num_envs=1, engine=engine, overrides=overrides)
-    return GymEnv(env, render_mode=render_mode)
+    return GymEnv(env, render_mode=render_mode, normalize_actions=normalize_actions)

@@ -227,33 +227,50 @@ class ManagerBasedRLEnv:
         """Start new episodes in ``env_ids`` (indices or a boolean mask) now, between steps
         (e.g. a viewer's reset button), and recompute the observations; returns (obs,
         extras) as :meth:`reset`, ``extras["log"]`` holding the ended episodes' statistics.
+
+        The curriculum does not judge the episodes cut short here: it learns from episodes
+        that ended by the task's own terms, and a reset the user asks for says nothing of
+        how the robot did (one step into an episode, a terrain curriculum would demote every
+        env that had a command). A seeded reset therefore starts the same episodes however
+        far the envs had gone, as gymnasium's determinism check expects.
         """
         env_ids = self.engine.env_ids(env_ids)
         self.extras = {"log": {}}
         with single_threaded(self.device):
-            self._reset_idx(env_ids)
+            self._reset_idx(env_ids, judge=False)
             self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, self.extras
 
     def _reset_idx(
-        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int = 0
+        self,
+        env_ids: torch.Tensor,
+        keep: torch.Tensor | None = None,
+        num_kept: int = 0,
+        judge: bool = True,
     ) -> None:
         """Start new episodes in ``env_ids``; the observations are computed by the caller.
 
         ``keep`` ((len(env_ids),) bool, ``num_kept`` of them true) names the episodes that
         the logged means average (the others ended by divergence); None: all of them.
+        ``judge``: whether the curriculum assesses the ending episodes (not for resets
+        the user asks for).
         """
-        log = self._begin_episodes(env_ids, keep, num_kept)
+        log = self._begin_episodes(env_ids, keep, num_kept, judge)
         log.update(self.observation_manager.reset(env_ids))
         self.episode_length_buf[env_ids] = 0
 
     def _begin_episodes(
-        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int = 0
+        self,
+        env_ids: torch.Tensor,
+        keep: torch.Tensor | None = None,
+        num_kept: int = 0,
+        judge: bool = True,
     ) -> dict:
-        """A reset up to the observation manager's: curriculum, physics, events, the other
-        managers; returns ``extras["log"]`` with their logs added."""
+        """A reset up to the observation manager's: curriculum (if ``judge``), physics,
+        events, the other managers; returns ``extras["log"]`` with their logs added."""
         log = self.extras.setdefault("log", {})
-        log.update(self.curriculum_manager.compute(env_ids))
+        if judge:
+            log.update(self.curriculum_manager.compute(env_ids))
         self._reset_physics(env_ids)
         log.update(self.action_manager.reset(env_ids))
         log.update(self.reward_manager.reset(env_ids, keep=keep, num_kept=num_kept))

@@ -172,6 +172,48 @@ def test_every_task_has_finite_action_bounds_from_its_action_terms():
         env.close()
 
 
+def test_every_task_passes_gymnasiums_checker_without_warnings():
+    """Joint-position tasks have asymmetric ranges (a knee bends one way); the gymnasium env
+    normalizes them to [-1, 1], so the checker's advice about unnormalized action spaces
+    does not fire on any task."""
+    from gymnasium.utils.env_checker import check_env
+
+    for name in task_names():
+        env = gym.make(gym_id(name), engine="cpu")
+        assert _no_warnings(check_env, env.unwrapped, skip_render_check=True) == [], name
+        env.close()
+
+
+def test_normalized_actions_keep_zero_and_reach_each_joints_range():
+    """u = 0 is the task's action 0 (the default pose), u = +-1 the wider end of each
+    joint's range, and the narrower end saturates where the actuator's ctrlrange does; with
+    normalize_actions=False the space is in the task's own units."""
+    env = gym.make_vec(gym_id("humanoid_walk"), num_envs=1, engine="cpu")
+    raw = gym.make_vec(gym_id("humanoid_walk"), num_envs=1, engine="cpu", normalize_actions=False)
+    space, raw_space = env.single_action_space, raw.single_action_space
+    assert (space.low == -1).all() and (space.high == 1).all()
+    assert (raw_space.low < -0.5).all() and (raw_space.high > 0.5).all()
+    assert not np.allclose(-raw_space.low, raw_space.high)  # asymmetric: a knee, a hip
+    reach = np.maximum(-raw_space.low, raw_space.high)
+    for vec in (env, raw):
+        vec.reset(seed=0)
+    inner = env.unwrapped.env
+    term = inner.action_manager.terms["joint_pos"]
+    default = inner.scene.default_joint_pos[0, term.joint_ids].numpy()
+    ids = term.actuator_ids
+    env.step(np.zeros((1, space.shape[0]), np.float32))
+    np.testing.assert_allclose(inner.engine.ctrl[0, ids].numpy(), default, atol=1e-6)
+    env.step(np.ones((1, space.shape[0]), np.float32))
+    ctrl = inner.engine.ctrl[0, ids].double().numpy()
+    np.testing.assert_allclose(ctrl, default + term.cfg.scale * reach, rtol=1e-5)
+    # the same command in the task's units through the raw env writes the same controls
+    raw.step(reach[None].astype(np.float32))
+    raw_ctrl = raw.unwrapped.env.engine.ctrl[0, ids].double().numpy()
+    np.testing.assert_allclose(raw_ctrl, ctrl, rtol=1e-6)
+    env.close()
+    raw.close()
+
+
 def test_observation_bounds_come_from_the_terms_clips():
     cfg = get_task("cartpole_balance").make_env_cfg()
     cfg.scene.num_envs = 2

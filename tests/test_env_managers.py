@@ -394,8 +394,12 @@ def test_a_curriculum_that_changes_a_reward_weight_changes_the_reward():
     for _ in range(3):
         env.step(zeros(env))
         twin.step(zeros(twin))
-    env.reset()  # the curriculum runs for the envs that reset
+    env.reset()  # a reset the user asks for: the curriculum does not run
     twin.reset()
+    assert env.reward_manager.get_term_cfg("alive").weight == 1.0
+    for e in (env, twin):  # episodes that end by the task's time-out: it runs
+        e.episode_length_buf[:] = e.max_episode_length - 1
+        e.step(zeros(e))
     assert env.reward_manager.get_term_cfg("alive").weight == 100.0
     _, reward, *_ = env.step(zeros(env))
     _, twin_reward, *_ = twin.step(zeros(twin))

@@ -214,29 +214,41 @@ def test_viewers_and_videos_draw_the_scan_and_write_the_envs_tile(env):
     assert (unlabelled != drawn).any(axis=-1).sum() > 50  # and the label's letters
 
 
+def _end_episodes_by_time_out(env) -> None:
+    """One step that ends every episode by the task's own time-out term."""
+    env.episode_length_buf[:] = env.max_episode_length - 1
+    _, _, _, time_outs, _ = env.step(torch.zeros(env.num_envs, env.num_actions))
+    assert bool(time_outs.all())
+
+
 def test_the_terrain_curriculum_moves_walkers_up_and_idlers_down():
     env = rough_env(num_envs=8)
     terrain = env.scene.terrain
     terrain.levels[:] = 1
     terrain.env_origins[:] = terrain.tile_origins[1, terrain.env_cols]
-    env.reset_envs(torch.arange(8))  # first episodes: no step taken, nobody moves
+    env.reset_envs(torch.arange(8))
     assert terrain.levels.tolist() == [1] * 8
     env.command_manager.get_command("base_velocity")[:] = torch.tensor([1.0, 0.0, 0.0])
     env.step(torch.zeros(8, env.num_actions))
     qpos = env.engine.qpos
     qpos[0:4, 0] += 3.0  # envs 0-3 walked 3 m (> half a 4 m tile): up
     env.scene.invalidate()
-    env.reset_envs(torch.arange(8))  # envs 4-7 stood still under a 1 m/s command: down
+    # a reset the user asks for is no verdict on the episode: nobody moves
+    env.reset_envs(torch.arange(8))
+    assert terrain.levels.tolist() == [1] * 8
+    env.command_manager.get_command("base_velocity")[:] = torch.tensor([1.0, 0.0, 0.0])
+    env.engine.qpos[0:4, 0] += 3.0
+    env.scene.invalidate()
+    _end_episodes_by_time_out(env)  # envs 4-7 stood still under a 1 m/s command: down
     assert terrain.levels.tolist() == [2] * 4 + [0] * 4
     assert torch.equal(
         env.scene.env_origins, terrain.tile_origins[terrain.levels, terrain.env_cols]
     )
     # past the top row an env goes to a random row, never out of the grid
     for _ in range(5):
-        env.step(torch.zeros(8, env.num_actions))
         env.engine.qpos[:, 0] += 3.0
         env.scene.invalidate()
-        env.reset_envs(torch.arange(8))
+        _end_episodes_by_time_out(env)
         assert bool((terrain.levels >= 0).all() and (terrain.levels < 3).all())
 
 

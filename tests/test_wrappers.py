@@ -318,9 +318,14 @@ def test_an_action_term_without_a_range_needs_a_clip_for_every_wrapper():
 
 def test_a_declared_clip_is_the_bound_and_holds():
     env = _unbounded_slider(clip=(-2.0, 3.0))
-    vec = GymVectorEnv(env)
-    np.testing.assert_array_equal(vec.single_action_space.low, [-2.0])
-    np.testing.assert_array_equal(vec.single_action_space.high, [3.0])
+    raw = GymVectorEnv(env, normalize_actions=False)
+    np.testing.assert_array_equal(raw.single_action_space.low, [-2.0])
+    np.testing.assert_array_equal(raw.single_action_space.high, [3.0])
+    vec = GymVectorEnv(env)  # normalized: u = 1 is the wider end of the clip
+    np.testing.assert_array_equal(vec.single_action_space.low, [-1.0])
+    np.testing.assert_array_equal(vec.single_action_space.high, [1.0])
+    vec.step(np.array([[1.0], [-1.0]], np.float32))
+    assert env.engine.ctrl[:, 0].tolist() == [3.0, -2.0]  # -3 saturates at the clip's -2
     # beyond the bound, an action does what the bound does
     env.step(torch.tensor([[-50.0], [80.0]]))
     assert env.engine.ctrl[:, 0].tolist() == [-2.0, 3.0]
@@ -331,7 +336,11 @@ def test_a_declared_clip_is_the_bound_and_holds():
 
 def test_the_clip_override_from_the_error_message_works_through_gymnasium():
     env = gym.make_vec(
-        gym_id(TASK), num_envs=2, engine="cpu", overrides=["env.actions.cart_force.clip=[-0.5,0.5]"]
+        gym_id(TASK),
+        num_envs=2,
+        engine="cpu",
+        normalize_actions=False,
+        overrides=["env.actions.cart_force.clip=[-0.5,0.5]"],
     )
     assert env.single_action_space.low.tolist() == [-0.5]
     assert env.single_action_space.high.tolist() == [0.5]

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from robolearn.adapters import action_space, observation_space
+from robolearn.adapters import ActionScaling, observation_space
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 
@@ -46,17 +46,22 @@ def _np(t: torch.Tensor) -> np.ndarray:
 class Sb3VecEnv(VecEnv):
     """A ManagerBasedRLEnv (all its envs) as SB3's ``VecEnv`` over one observation group.
 
-    The action space is bounded by the task's action terms (SB3 clips its Gaussian actions
-    to it); a term with no finite range needs a ``clip`` (RobolearnError otherwise).
+    The action space is ``[-1, 1]``, scaled to each action term's range
+    (:class:`~robolearn.adapters.ActionScaling`; ``normalize_actions=False`` keeps the
+    task's units), and SB3 clips its Gaussian actions to it; a term with no finite range
+    needs a ``clip`` (RobolearnError otherwise).
     ``get_attr``, ``set_attr`` and ``env_method`` reach the one batched robolearn env: a
     method runs once for every env, and its result is repeated for each index asked.
     """
 
-    def __init__(self, env: ManagerBasedRLEnv, obs_group: str = "policy") -> None:
+    def __init__(
+        self, env: ManagerBasedRLEnv, obs_group: str = "policy", normalize_actions: bool = True
+    ) -> None:
         self.env = env
         self.obs_group = obs_group
         self.render_mode = None  # read by VecEnv.__init__ through get_attr
-        super().__init__(env.num_envs, observation_space(env, obs_group), action_space(env))
+        self.action_scaling = ActionScaling(env, normalize_actions)
+        super().__init__(env.num_envs, observation_space(env, obs_group), self.action_scaling.space)
         env.record_final_obs = True  # the pre-reset observation of the envs that finished
         self._actions: torch.Tensor | None = None
         self._returns = torch.zeros(env.num_envs, device=env.device)
@@ -73,7 +78,8 @@ class Sb3VecEnv(VecEnv):
         return _np(obs[self.obs_group])
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = torch.as_tensor(actions, dtype=torch.float32).to(self.env.device)
+        actions = torch.as_tensor(actions, dtype=torch.float32).to(self.env.device)
+        self._actions = self.action_scaling.to_env(actions)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:

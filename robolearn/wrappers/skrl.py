@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium
 import torch
 
-from robolearn.adapters import action_space, observation_space
+from robolearn.adapters import ActionScaling, observation_space
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 
@@ -39,7 +39,9 @@ class SkrlVecEnv(Wrapper):
 
     ``obs_group`` feeds the policy (skrl's observations); ``state_group`` (default: the
     task's ``critic`` group, if it has one) feeds skrl's states, which an asymmetric
-    critic reads. The action space is bounded by the task's action terms.
+    critic reads. The action space is ``[-1, 1]``, scaled to each action term's range
+    (:class:`~robolearn.adapters.ActionScaling`; ``normalize_actions=False`` keeps the
+    task's units).
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class SkrlVecEnv(Wrapper):
         env: ManagerBasedRLEnv,
         obs_group: str = "policy",
         state_group: str | None = "critic",
+        normalize_actions: bool = True,
     ) -> None:
         super().__init__(env)
         if state_group is not None and state_group not in env.obs_buf:
@@ -55,7 +58,8 @@ class SkrlVecEnv(Wrapper):
         self.obs_group, self.state_group = obs_group, state_group
         self._observation_space = observation_space(env, obs_group)
         self._state_space = observation_space(env, state_group) if state_group else None
-        self._action_space = action_space(env)
+        self.action_scaling = ActionScaling(env, normalize_actions)
+        self._action_space = self.action_scaling.space
         self._obs: dict[str, torch.Tensor] = env.obs_buf
         self._reset_once = True
 
@@ -91,7 +95,9 @@ class SkrlVecEnv(Wrapper):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         """One step of every env; reward, terminated and truncated as (N, 1), as skrl wants."""
         with torch.no_grad():
-            obs, reward, terminated, time_outs, extras = self.env.step(actions)
+            obs, reward, terminated, time_outs, extras = self.env.step(
+                self.action_scaling.to_env(actions)
+            )
         self._obs = obs
         log = {
             key: value if isinstance(value, torch.Tensor) else torch.tensor(float(value))
