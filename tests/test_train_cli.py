@@ -221,6 +221,42 @@ def test_export_round_trip(trained, tmp_path):
     )
 
 
+def test_play_runs_an_exported_policy_as_it_runs_the_checkpoint(trained, tmp_path):
+    """`play --checkpoint policy.onnx` (and the TorchScript policy.pt) evaluates the
+    exported file in the task that policy.json names, as play evaluates the checkpoint."""
+    out = robolearn("export", "--checkpoint", trained / "model_40.pt", "--output", tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = {}
+    for name, path in (
+        ("checkpoint", trained / "model_40.pt"),
+        ("onnx", tmp_path / "policy.onnx"),
+        ("torchscript", tmp_path / "policy.pt"),
+    ):
+        out = robolearn(
+            "play", "--task", TASK, "--checkpoint", path, "--num_envs", 16, "--eval", "--json",
+            "--seed", 3,
+        )  # fmt: skip
+        assert out.returncode == 0, (name, out.stderr[-3000:])
+        results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+    onnx, scripted, reference = results["onnx"], results["torchscript"], results["checkpoint"]
+    assert onnx["checkpoint"] == str(tmp_path / "policy.onnx")
+    assert reference["mean_return"] > 3.0  # a trained policy (untrained: 0.15)
+    # the two exported files are one graph: the same episodes (up to the last digits)
+    assert onnx["terminations"] == scripted["terminations"]
+    assert onnx["mean_return"] == pytest.approx(scripted["mean_return"], rel=1e-5)
+    # against the checkpoint the actions agree to 1e-6 at every step (the export round
+    # trip); a 40-iteration pole balancer on the edge can turn that into one episode of 16
+    # that ends otherwise, so the comparison allows one
+    assert abs(onnx["fall_rate"] - reference["fall_rate"]) <= 1 / 16
+    assert onnx["mean_return"] == pytest.approx(reference["mean_return"], rel=0.1)
+    # an exported policy of another task: one line, exit 2
+    bad = robolearn("play", "--task", "humanoid_walk", "--checkpoint", tmp_path / "policy.onnx")
+    one_line_error(bad, "the policy was trained on 'cartpole_balance', not 'humanoid_walk'")
+    (tmp_path / "policy.json").unlink()
+    bad = robolearn("play", "--task", TASK, "--checkpoint", tmp_path / "policy.onnx")
+    one_line_error(bad, "policy.json is missing beside it")
+
+
 def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path):
     video = tmp_path / "clip.mp4"
     out = robolearn(

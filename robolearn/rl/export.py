@@ -54,9 +54,13 @@ Keys are only ever added, so a reader of version 1 reads version 2."""
 _SUBTRACTS = {mdp.joint_pos_rel: "default_joint_pos"}
 
 
-def describe(env, obs_groups: list[str], task: str | None = None) -> dict[str, Any]:
+def describe(
+    env, obs_groups: list[str], task: str | None = None, overrides: list[str] | None = None
+) -> dict[str, Any]:
     """What the exported policy's input and output vectors hold, and enough about each
-    part to compute it outside robolearn's managers (``policy.json``, schema 2)."""
+    part to compute it outside robolearn's managers (``policy.json``, schema 2).
+    ``overrides``: the ``env.`` overrides the policy was trained with (``robolearn play``
+    rebuilds its task with them)."""
     om = env.observation_manager
     terms = []
     for group in obs_groups:
@@ -73,6 +77,7 @@ def describe(env, obs_groups: list[str], task: str | None = None) -> dict[str, A
     description: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task": task,
+        "overrides": [o for o in overrides or [] if o.startswith("env.")],
         "observation": {
             "dim": sum(t["dim"] for t in terms),
             "groups": list(obs_groups),
@@ -225,7 +230,12 @@ def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[
     out_dir.mkdir(parents=True, exist_ok=True)
     scripted = _write_torchscript(net, out_dir / "policy.pt")
     _write_onnx(net, dim, out_dir / "policy.onnx")
-    description = describe(env, list(model.obs_groups), task=runner.meta.get("task"))
+    description = describe(
+        env,
+        list(model.obs_groups),
+        task=runner.meta.get("task"),
+        overrides=runner.meta.get("overrides"),
+    )
     write_atomic(out_dir / "policy.json", json.dumps(description, indent=2).encode())
 
     session = _onnx_session(out_dir / "policy.onnx")

@@ -37,21 +37,49 @@ def _env_for_checkpoint(task: str, data: dict, overrides: list[str], **kw):
     from robolearn.env import ManagerBasedRLEnv
 
     if data.get("task") not in (None, task):
-        raise RobolearnError(f"the checkpoint was trained on {data.get('task')!r}, not {task!r}")
+        raise RobolearnError(f"the policy was trained on {data.get('task')!r}, not {task!r}")
     setup = build_setup(task, list(data.get("overrides", [])) + overrides, play=True, **kw)
     return ManagerBasedRLEnv(setup.env_cfg), setup
 
 
+def _exported_policy(path: Path, env):
+    """An exported policy (ONNX, TorchScript) as play's policy, after checking that it reads
+    what ``env`` observes and writes its actions."""
+    from robolearn.rl.policy_api import load_policy
+
+    policy = load_policy(path, device=env.device)
+    dims = env.observation_manager.group_dims
+    missing = [g for g in policy.obs_groups if g not in dims]
+    if missing:
+        raise RobolearnError(f"{path} reads observation group(s) {missing} the task lacks")
+    width = sum(dims[g] for g in policy.obs_groups)
+    if (width, env.num_actions) != (policy.obs_dim, policy.action_dim):
+        raise RobolearnError(
+            f"{path} maps {policy.obs_dim} observations to {policy.action_dim} actions; the "
+            f"task has {width} and {env.num_actions} (trained with other overrides?)"
+        )
+    return policy
+
+
 def play(opts: PlayOptions, log=print) -> int:
+    from robolearn.rl.policy_api import policy_kind, read_description
+
     engine = resolve_device_engine(opts.device, opts.engine)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
     path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
-    data = load_checkpoint(path)
+    exported = policy_kind(path) != "checkpoint"
+    if exported:  # ONNX or TorchScript from robolearn export: policy.json names the task
+        desc_path = path.parent / "policy.json"
+        if not desc_path.is_file():
+            raise RobolearnError(f"{path}: policy.json is missing beside it (robolearn export)")
+        data = read_description(desc_path)
+    else:
+        data = load_checkpoint(path)
     num_envs = opts.num_envs or (256 if opts.eval else None)
     env, _ = _env_for_checkpoint(
         opts.task, data, opts.overrides, num_envs=num_envs, engine=engine, seed=opts.seed
     )
-    policy, _, _ = load_for_env(env, path)
+    policy = _exported_policy(path, env) if exported else load_for_env(env, path)[0]
     if not opts.json:
         log(f"playing {path} on {opts.task}: {env.num_envs} envs on {env.engine.name}")
     recorder = None

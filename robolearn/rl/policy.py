@@ -35,7 +35,7 @@ def find_checkpoint(
     if (
         checkpoint
         and checkpoint != "latest"
-        and (Path(checkpoint).suffix == ".pt" or "/" in checkpoint)
+        and (Path(checkpoint).suffix in (".pt", ".onnx") or "/" in checkpoint)
     ):
         path = Path(checkpoint)
         if not path.is_file():
@@ -71,7 +71,12 @@ def build_runner(env, data: dict):
     from robolearn.rl.runner import Runner
 
     vec = RslRlVecEnv(env)
-    runner = Runner(vec, data["agent"], device=str(env.device), meta={"task": data.get("task")})
+    runner = Runner(
+        vec,
+        data["agent"],
+        device=str(env.device),
+        meta={"task": data.get("task"), "overrides": list(data.get("overrides", []))},
+    )
     try:
         runner.restore(data, training_state=False)
     except RuntimeError as exc:  # shapes do not match: another task or other overrides

@@ -143,7 +143,7 @@ def load_policy(
     """
     dev = _device(device)
     path = _resolve(path_or_run)
-    kind = _kind(path)
+    kind = policy_kind(path)
     if kind == "checkpoint":
         run, obs_dim, action_dim, groups = _load_checkpoint(path, dev)
     elif kind == "torchscript":
@@ -193,7 +193,7 @@ def _resolve(path_or_run: str | Path) -> Path:
     return path
 
 
-def _kind(path: Path) -> str:
+def policy_kind(path: Path) -> str:
     """Which of :data:`KINDS` ``path`` holds, by its suffix and its content: TorchScript
     and torch.save both write zip archives, told apart by TorchScript's ``code/`` folder."""
     if path.suffix == ".onnx":
