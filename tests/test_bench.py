@@ -6,6 +6,8 @@ import json
 
 from cli_helpers import one_line_error, robolearn
 
+from robolearn.rl.bench import GPU_MEMORY_KEYS, Clock, physics_marks
+
 
 def test_bench_json_reports_every_column():
     out = robolearn(
@@ -44,6 +46,9 @@ def test_bench_json_reports_every_column():
     assert ceiling > r["env_steps_per_s"] > 0
     assert r["env_steps_per_s"] >= r["env_steps_per_s_inference"] > 0
     assert r["env_steps_per_s_training"] > 0 and r["peak_rss_mb"] > 50
+    # GPU memory is reported on CUDA only: the keys are there, null, on the CPU
+    for key in GPU_MEMORY_KEYS:
+        assert key in r and r[key] is None, key
 
 
 def test_bench_human_readable():
@@ -85,3 +90,43 @@ def test_bench_picks_device_and_engine_as_train_does():
     one_line_error(out, "--device cpu with --engine cuda: policy and physics share one device")
     out = robolearn("bench", "--task", "cartpole_balance", "--device", "tpu")
     one_line_error(out, "unknown device 'tpu'")
+
+
+class _Engine:
+    """An engine's public calls, one calling another as reset calls forward on some."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def step(self, n: int) -> None:
+        self.calls.append(f"step {n}")
+
+    def forward_envs(self, ids) -> None:
+        self.calls.append("forward_envs")
+
+    def reset(self, ids) -> None:
+        self.calls.append("reset")
+        self.forward_envs(ids)
+
+    def diverged(self) -> None:
+        self.calls.append("diverged")
+
+
+def test_physics_marks_time_outermost_physics_calls_and_restore_the_engine():
+    import torch
+
+    engine = _Engine()
+    clock = Clock(torch.device("cpu"))
+    with physics_marks(engine, clock) as spans:
+        engine.step(4)
+        engine.reset([0])  # its inner forward_envs is inside the reset's span
+        engine.diverged()  # the env's check, not physics
+    assert engine.calls == ["step 4", "reset", "forward_envs", "diverged"]
+    assert len(spans) == 2
+    assert all(clock.seconds(a, b) >= 0.0 for a, b in spans)
+    # the class's own methods again, no wrapper left on the instance
+    assert not {"step", "reset", "forward_envs"} & set(vars(engine))
+    with physics_marks(engine, clock) as spans:
+        pass
+    engine.step(1)
+    assert spans == []

@@ -2,7 +2,9 @@
 
 Builds the task's compiled model (the same MJCF and timestep the env uses), ``nworld`` =
 ``--num_envs``, captures ``decimation`` substeps in a CUDA graph (on a CUDA device) and
-times replays; prints one JSON object with physics steps/s and peak GPU memory.
+times replays (the device synchronised every 10 replays, which bounds the queue, and at
+the end); prints one JSON object with physics steps/s and, on CUDA, GPU memory: Warp's
+memory pool (MuJoCo Warp's arrays; now and its high-water mark) and the whole device's.
 
     python benchmarks/gpu/bare_mjwarp.py --task humanoid_walk --num_envs 4096 [--engine warp-cpu]
 """
@@ -25,8 +27,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
 
-    import mujoco_warp as mjw
     import warp as wp
+
+    # stdout is the JSON line: no banner, no line per loaded module (as robolearn's engine)
+    if hasattr(wp, "LOG_WARNING"):
+        wp.config.log_level = wp.LOG_WARNING
+    else:  # warp < 1.14
+        wp.config.quiet = True
+    import mujoco_warp as mjw
 
     from robolearn.registry import get_task
     from robolearn.scene.scene import resolve_model_path
@@ -85,7 +93,10 @@ def main() -> None:
     }
     if device.is_cuda:
         free, total = torch.cuda.mem_get_info()
-        result["gpu_memory_used_mb"] = (total - free) / 2**20
+        result["gpu_used_mb"] = (total - free) / 2**20  # the whole device's, as in bench
+        if wp.is_mempool_enabled(device):  # Warp's own arrays (MuJoCo Warp's model, data)
+            result["gpu_warp_mb"] = wp.get_mempool_used_mem_current(device) / 2**20
+            result["peak_gpu_warp_mb"] = wp.get_mempool_used_mem_high(device) / 2**20
     print(json.dumps(result), flush=True)
 
 

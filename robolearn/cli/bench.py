@@ -16,7 +16,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Measure, in one run: bare physics steps/s, env steps/s with all managers, with "
             "policy inference, and with training, the overhead over the bare engine, and "
-            "peak memory. --device and --engine choose where it runs, as for train."
+            "peak memory (on CUDA: torch's and MuJoCo Warp's GPU memory too). On CUDA the "
+            "times are of the GPU's work: CUDA events inside each timed window, the device "
+            "synchronised at its ends. --device and --engine choose where it runs, as for "
+            "train."
         ),
     )
     add_env_args(p)

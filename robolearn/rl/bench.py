@@ -5,28 +5,61 @@ all from the same run of the task's own (untrained) policy in the env, so that e
 figure sees the same robot states (fallen robots, with more contacts, cost more physics):
 
 * ``physics_steps_per_s``: the engine's substeps per second of time spent inside the
-  engine (stepping, resets): the bare engine's speed on those states, the ceiling;
+  engine (stepping, resets and the forward passes after them): the bare engine's speed on
+  those states, the ceiling;
 * ``env_steps_per_s``: env steps per second of ``ManagerBasedRLEnv.step`` (all managers);
 * ``env_steps_per_s_inference``: the same, plus the actor network choosing the actions;
 * ``env_steps_per_s_training``: ``robolearn train``'s loop, rollout and PPO update.
 
 ``overhead_vs_bare`` = 1 - env steps/s x decimation / physics steps/s: what robolearn's
 managers add to the engine.
+
+How the time is taken. Each timed window (a round of the env columns, a training
+iteration) starts and ends with the device synchronised, so that its wall-clock time holds
+all the work queued in it; bench adds no synchronisation inside a window. Within it, marks
+split the time between the policy, the env step and the engine's calls: on the CPU (the
+``cpu`` and ``warp-cpu`` engines) the host clock, as a call returns once its work is done;
+on CUDA, events recorded on torch's current stream (where the engine launches too), which
+the GPU timestamps when it reaches them, so that a span is the stretch of the GPU's
+timeline that the calls between its two marks account for: their kernels, and the time the
+GPU waited for the host to launch them (a host-bound step costs what the host spends). A
+kernel launch returns long before its work is done, so host-clock spans would measure
+launches, not the GPU's work.
+
+GPU memory (on CUDA; None elsewhere): ``peak_gpu_torch_mb`` is torch's peak allocation
+(policy, rollout storage, the managers' tensors), which does not see MuJoCo Warp's arrays:
+Warp allocates them itself, from the device's CUDA memory pool, and torch only views them.
+``gpu_warp_mb`` and ``peak_gpu_warp_mb`` are that pool's use at the end and its high-water
+mark (None where Warp's memory pool is off), and ``gpu_used_mb`` is the whole device's use
+at the end as the driver reports it (every context and process on the GPU, caches
+included).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import resource
 import statistics
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from robolearn.rl.session import build_setup, resolve_device_engine
 from robolearn.threads import single_threaded
+
+MB = 2**20
+
+#: The engine's public calls that advance or recompute physics, timed as the engine's share
+#: of a step (the divergence check is the env's, not physics); those an engine lacks are
+#: skipped.
+PHYSICS_CALLS = ("step", "forward", "forward_envs", "forward_where", "reset", "reset_where")
+
+#: The GPU memory keys of the result, None where the device is not CUDA.
+GPU_MEMORY_KEYS = ("peak_gpu_torch_mb", "gpu_warp_mb", "peak_gpu_warp_mb", "gpu_used_mb")
 
 
 def run_bench(
@@ -68,6 +101,71 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+class Clock:
+    """Marks on the timeline of the work the host queues on ``device``.
+
+    On CUDA a mark is an event recorded on torch's current stream, timestamped by the GPU
+    when it gets there; recording one does not wait for the GPU. Elsewhere it is the host
+    clock: the work before it is done when the call that queued it returns.
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.cuda = device.type == "cuda"
+
+    def mark(self) -> Any:
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record(torch.cuda.current_stream(self.device))
+            return event
+        return time.perf_counter()
+
+    def seconds(self, start: Any, end: Any) -> float:
+        """Seconds from mark ``start`` to mark ``end``; on CUDA, once the device has
+        reached ``end`` (after a synchronisation)."""
+        if self.cuda:
+            return start.elapsed_time(end) / 1e3
+        return end - start
+
+
+@contextlib.contextmanager
+def physics_marks(engine, clock: Clock) -> Iterator[list[tuple[Any, Any]]]:
+    """Inside the block, each of the engine's :data:`PHYSICS_CALLS` adds a (start, end)
+    pair of ``clock`` marks to the list this yields (only the outermost call, when one
+    calls another). The engine's own methods are back after the block."""
+    spans: list[tuple[Any, Any]] = []
+    depth = 0
+
+    def marked(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            nonlocal depth
+            if depth:
+                return method(*args, **kwargs)
+            depth += 1
+            start = clock.mark()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spans.append((start, clock.mark()))
+                depth -= 1
+
+        return call
+
+    names = [name for name in PHYSICS_CALLS if callable(getattr(engine, name, None))]
+    own = {name: engine.__dict__[name] for name in names if name in engine.__dict__}
+    for name in names:
+        setattr(engine, name, marked(getattr(engine, name)))
+    try:
+        yield spans
+    finally:
+        for name in names:
+            if name in own:
+                setattr(engine, name, own[name])
+            else:
+                delattr(engine, name)
+
+
 def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
     """Medians over ``rounds`` of the physics, env and env + inference columns."""
     n, dec = env.num_envs, env.cfg.decimation
@@ -75,14 +173,10 @@ def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
     with single_threaded(env.device):  # as the training loop's rollout
         for _ in range(rounds):
             env.reset()
-            with env.engine.timed() as timer:
-                steps, env_time, policy_time = _policy_steps(env, policy, seconds)
-            # physics is what the env asks of the engine: substeps, resets and the forward
-            # passes after them
-            engine_time = timer.total("step", "reset", "forward_envs")
-            physics.append(steps * n * dec / engine_time)
-            env_rate.append(steps * n / env_time)
-            infer_rate.append(steps * n / (env_time + policy_time))
+            w = _policy_window(env, policy, seconds)
+            physics.append(w["steps"] * n * dec / w["physics_s"])
+            env_rate.append(w["steps"] * n / w["env_s"])
+            infer_rate.append(w["steps"] * n / w["wall_s"])
     return {
         "physics_steps_per_s": statistics.median(physics),
         "env_steps_per_s": statistics.median(env_rate),
@@ -90,36 +184,66 @@ def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
     }
 
 
-def _policy_steps(env, policy, seconds: float) -> tuple[int, float, float]:
-    """Step ``env`` with ``policy`` for ``seconds``: (steps, env seconds, policy seconds)."""
+def _policy_window(env, policy, seconds: float) -> dict[str, float]:
+    """Step ``env`` with ``policy`` for ``seconds``, the device synchronised at the window's
+    ends only: the steps, the window's wall-clock seconds, and the seconds spent in the env
+    steps and in the engine's physics calls (by :class:`Clock` marks)."""
     from robolearn.rl.policy import act
 
-    env_time, policy_time, steps = 0.0, 0.0, 0
+    clock = Clock(env.device)
+    steps: list[tuple[Any, Any]] = []  # (policy done, env step done) marks
+    _sync(env.device)
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        t0 = time.perf_counter()
-        actions = act(policy, env.obs_buf, env.num_envs)
-        _sync(env.device)
-        t1 = time.perf_counter()
-        env.step(actions)
-        _sync(env.device)
-        env_time += time.perf_counter() - t1
-        policy_time += t1 - t0
-        steps += 1
-    return steps, env_time, policy_time
+    with physics_marks(env.engine, clock) as physics:
+        while time.perf_counter() - start < seconds:
+            actions = act(policy, env.obs_buf, env.num_envs)
+            acted = clock.mark()
+            env.step(actions)
+            steps.append((acted, clock.mark()))
+    _sync(env.device)
+    wall = time.perf_counter() - start
+    return {
+        "steps": len(steps),
+        "wall_s": wall,
+        "env_s": sum(clock.seconds(a, b) for a, b in steps),
+        "physics_s": sum(clock.seconds(a, b) for a, b in physics),
+    }
 
 
 def _train_iteration_seconds(runner, device: torch.device, iterations: int) -> float:
-    """Median seconds of one iteration of the runner's own loop (the first one warms up)."""
+    """Median seconds of one iteration of the runner's own loop (the first one warms up),
+    the device synchronised before and after each."""
     times: list[float] = []
     with contextlib.redirect_stdout(io.StringIO()):
         for i in range(iterations + 1):
+            _sync(device)
             t = time.perf_counter()
             runner.learn(i + 1, log=lambda _line: None, init_at_random_ep_len=False)
             _sync(device)
             if i > 0:
                 times.append(time.perf_counter() - t)
     return statistics.median(times)
+
+
+def gpu_memory(device: torch.device) -> dict[str, float | None]:
+    """The :data:`GPU_MEMORY_KEYS` in MB (see the module docstring); all None off CUDA."""
+    out: dict[str, float | None] = dict.fromkeys(GPU_MEMORY_KEYS)
+    if device.type != "cuda":
+        return out
+    out["peak_gpu_torch_mb"] = torch.cuda.max_memory_allocated(device) / MB
+    free, total = torch.cuda.mem_get_info(device)
+    out["gpu_used_mb"] = (total - free) / MB
+    try:
+        import warp as wp
+
+        index = torch.cuda.current_device() if device.index is None else device.index
+        wp_device = wp.get_device(f"cuda:{index}")
+        if wp.is_mempool_enabled(wp_device):
+            out["gpu_warp_mb"] = wp.get_mempool_used_mem_current(wp_device) / MB
+            out["peak_gpu_warp_mb"] = wp.get_mempool_used_mem_high(wp_device) / MB
+    except (ImportError, RuntimeError, ValueError):  # no warp, or no memory pool
+        pass
+    return out
 
 
 def _result(task: str, env, rates: dict[str, float]) -> dict[str, Any]:
@@ -136,12 +260,11 @@ def _result(task: str, env, rates: dict[str, float]) -> dict[str, Any]:
         "env_steps_per_s_inference": rates["env_steps_per_s_inference"],
         "env_steps_per_s_training": rates["env_steps_per_s_training"],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **gpu_memory(env.device),
     }
     ceiling = result["physics_steps_per_s"] / dec
     result["overhead_vs_bare"] = 1.0 - result["env_steps_per_s"] / ceiling
     result["training_vs_bare"] = result["env_steps_per_s_training"] / ceiling
-    if env.device.type == "cuda":
-        result["peak_gpu_mb"] = torch.cuda.max_memory_allocated(env.device) / 2**20
     return result
 
 
@@ -151,6 +274,9 @@ def format_report(r: dict[str, Any]) -> str:
 
     def row(label: str, value: str, note: str = "") -> str:
         return f"  {label:<38}{value:>12}   {note}".rstrip()
+
+    def mb(key: str) -> str:
+        return "n/a" if r.get(key) is None else f"{r[key]:,.0f} MB"
 
     lines = [
         f"{r['task']}: {r['num_envs']} envs on {r['engine']} ({r['device']}), "
@@ -178,6 +304,10 @@ def format_report(r: dict[str, Any]) -> str:
         row("overhead over the bare engine", f"{r['overhead_vs_bare']:.1%}"),
         row("peak memory (process RSS)", f"{r['peak_rss_mb']:,.0f} MB"),
     ]
-    if "peak_gpu_mb" in r:
-        lines.append(row("peak GPU memory", f"{r['peak_gpu_mb']:,.0f} MB"))
+    if r.get("peak_gpu_torch_mb") is not None:
+        lines += [
+            row("peak GPU memory, torch", mb("peak_gpu_torch_mb")),
+            row("GPU memory, MuJoCo Warp", mb("gpu_warp_mb"), f"peak {mb('peak_gpu_warp_mb')}"),
+            row("GPU memory in use (whole device)", mb("gpu_used_mb")),
+        ]
     return "\n".join(lines)
