@@ -63,7 +63,7 @@ def rate(step: Callable, action: object, env, seconds: float) -> tuple[float, fl
         while (elapsed := time.perf_counter() - start) < seconds:
             step(action)
             steps += 1
-    physics = timer.total("step", "reset", "forward_envs", "diverged")
+    physics = timer.total()
     return steps * env.num_envs / elapsed, (elapsed - physics) / steps
 
 

@@ -45,6 +45,21 @@ RENDER_MODES = ("rgb_array", "human")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
+def ended_episode_log(log: dict[str, Any]) -> dict[str, float]:
+    """The env's ``extras["log"]`` as Python numbers, without the statistics of ended
+    episodes that are NaN because none ended in the step (one host read for all): what a
+    learner that logs numbers (gymnasium's infos, skrl) is given."""
+    tensors = {k: v for k, v in log.items() if isinstance(v, torch.Tensor)}
+    values = (
+        torch.stack([v.detach().float().reshape(()) for v in tensors.values()]).cpu().tolist()
+        if tensors
+        else []
+    )
+    numbers = dict(zip(tensors, values, strict=True))
+    numbers.update({k: float(v) for k, v in log.items() if k not in tensors})
+    return {k: v for k, v in numbers.items() if v == v}  # NaN != NaN
+
+
 def action_space(env: ManagerBasedRLEnv, normalize: bool = True) -> gym.spaces.Box:
     """One env's action space: float32, ``[-1, 1]`` (see :class:`ActionScaling`), or with
     ``normalize=False`` bounded by each action term's own range.
@@ -284,7 +299,7 @@ class GymVectorEnv(gym.vector.VectorEnv):
             self.action_scaling.to_env(action)
         )
         done = terminated | time_outs
-        infos: dict[str, Any] = {"log": extras["log"]}
+        infos: dict[str, Any] = {"log": ended_episode_log(extras["log"])}
         if bool(done.any()):
             infos["final_obs"] = self._np(extras["final_obs"][self.obs_group])
             infos["_final_obs"] = self._np(done)

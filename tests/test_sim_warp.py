@@ -160,7 +160,8 @@ def test_training_that_overflows_says_which_capacity_to_raise():
     from robolearn.rl.health import TrainingHealth
 
     cfg = get_task("quadruped_walk").make_env_cfg()
-    cfg.scene.num_envs, cfg.sim.engine, cfg.sim.nconmax = 2, "warp-cpu", 2  # 4 feet, room for 2
+    # 4 feet, room for 1: every step that lands more than one foot overflows
+    cfg.scene.num_envs, cfg.sim.engine, cfg.sim.nconmax = 2, "warp-cpu", 1
     env = ManagerBasedRLEnv(cfg)
     lines: list[str] = []
     health = TrainingHealth(env, log=lines.append, check_nonfinite=False)
@@ -170,7 +171,7 @@ def test_training_that_overflows_says_which_capacity_to_raise():
                 env.step(torch.zeros(2, env.num_actions))
             health.after_rollout(None, iteration)
     assert "training stopped" in str(error.value)
-    assert "beyond nconmax=2 per env" in str(error.value), error.value
+    assert "beyond nconmax=1 per env" in str(error.value), error.value
     assert str(error.value).endswith("raise env.sim.nconmax")
     # the warnings before it name the cause too, not the physics settings
     assert lines and all("raise env.sim.nconmax" in line for line in lines), lines
@@ -308,3 +309,168 @@ def test_entities_behave_alike_on_both_engines():
     )
     for entity in ("robot", "buddy", "crate"):
         assert torch.allclose(poses["cpu"][entity], warp[entity], atol=1e-2), entity
+
+
+# ---- graphs ------------------------------------------------------------------------------
+
+
+def test_graph_replays_equal_plain_launches_exactly(humanoid_scene):
+    """warp-cpu replays Warp's CPU graphs by default; an engine with plain launches computes
+    the same, bit for bit (warp's CPU device runs a replay's launches as the plain calls
+    run them, in the same order on the same memory: measured identical over 70 steps, so
+    no tolerance), through partial resets and per-env model writes between replays."""
+    graphed = make_engine(humanoid_scene, 4, "warp-cpu")
+    plain = make_engine(humanoid_scene, 4, "warp-cpu", cuda_graph=False)
+    graphed.prepare(2)
+    graphs = dict(graphed._graphs)
+    assert set(graphs) == {("step", 2), "forward", "reset", "forward_if_any_reset"}
+    assert plain._graphs == {}
+    names = ("qpos", "qvel", "ctrl", "xpos", "sensordata", "cfrc_ext")
+    views = {name: getattr(graphed, name) for name in names}
+    pointers = {name: view.data_ptr() for name, view in views.items()}
+    kick = graphed.model.actuator("right_hip_pitch").id
+    torso = graphed.model.body("torso").id
+    start = None
+    for i in range(24):
+        for e in (graphed, plain):
+            if i == 0:
+                stand(e)
+                e.ctrl[:, kick] = -0.8  # every env kicks forward, alike...
+            if i == 4:
+                e.model_field("geom_friction")[2, :, 0] = 0.02  # ...but env 2 is on ice
+                e.model_field("body_mass")[3, torso] *= 3.0  # and env 3 carries a load
+                e.set_const([3])
+                e.model_field("dof_damping")[1] += 5.0  # and env 1 moves through syrup
+            if i == 12:  # env 0 starts again, from a crouch
+                qpos = torch.as_tensor(e.model.key("stand").qpos, dtype=e.dtype).clone()
+                qpos[2] -= 0.05
+                e.reset(torch.tensor([0]), qpos=qpos)
+            e.step(2)
+        if i == 3:
+            start = graphed.qpos.clone()
+            # until the writes, every env did the same
+            assert all(torch.equal(graphed.qpos[k], graphed.qpos[0]) for k in (1, 2, 3))
+    for name in names:
+        assert torch.equal(getattr(graphed, name), getattr(plain, name)), name
+        # the torch views are the ones bound before the replays, updated in place
+        assert getattr(graphed, name) is views[name], name
+        assert views[name].data_ptr() == pointers[name], name
+    assert not torch.equal(views["qpos"], start)
+    # each write changed its env's physics in the graph (as in the plain engine)
+    final = graphed.qpos
+    assert not torch.equal(final[1], final[2]) and not torch.equal(final[2], final[3])
+    assert not torch.equal(final[0], final[1])  # the reset one
+    assert all(graphed._graphs[key] is graph for key, graph in graphs.items())  # none anew
+
+
+def test_prepare_captures_up_front_and_other_counts_later(humanoid_scene, monkeypatch):
+    from robolearn.sim.mjwarp import WarpEngine
+
+    e = make_engine(humanoid_scene, 2, "warp-cpu")
+    assert e._graphs == {}  # construction captures nothing
+    e.prepare(3)
+    assert set(e._graphs) == {("step", 3), "forward", "reset", "forward_if_any_reset"}
+    captured = []
+
+    def capture(key, fn):
+        captured.append(key)
+        return WarpEngine._capture(e, key, fn)
+
+    monkeypatch.setattr(e, "_capture", capture)
+    stand(e)
+    e.step(3)
+    e.forward()
+    e.reset(torch.tensor([1]))
+    e.prepare(3)
+    assert captured == []  # the env step replays what prepare captured
+    e.step(1)  # another count is captured on its first call
+    assert captured == [("step", 1)]
+    assert torch.isfinite(e.qpos).all()
+    with pytest.raises(RobolearnError, match="nsubsteps"):
+        e.prepare(0)
+    make_engine(humanoid_scene, 2, "cpu").prepare(3)  # nothing to capture there
+
+
+def test_warm_up_leaves_the_state_as_it_was(humanoid_scene):
+    """Kernels load before a capture by running reset, forward and a step once on the
+    real data, which is saved and restored around that: preparing changes no state."""
+    e = make_engine(humanoid_scene, 2, "warp-cpu")
+    qpos, ctrl = stand_state(e)
+    e.qpos[:] = qpos  # written by torch, no reset (which would capture, so warm up)
+    e.qvel[1, 0] = 0.5
+    e.ctrl[:] = ctrl
+    before = {name: getattr(e, name).clone() for name in ("qpos", "qvel", "time", "xpos")}
+    assert not e._warmed_up
+    e.prepare(4)  # the first capture in this engine: the warm-up runs here
+    assert e._warmed_up
+    for name, value in before.items():
+        assert torch.equal(getattr(e, name), value), name
+
+
+def test_a_failed_capture_turns_the_garbage_collector_back_on(humanoid_scene):
+    import gc
+
+    e = make_engine(humanoid_scene, 2, "warp-cpu")
+
+    def broken() -> None:
+        raise RuntimeError("broken launch")
+
+    with pytest.raises(RuntimeError, match="broken launch"):
+        e._capture("broken", broken)
+    assert gc.isenabled()
+    e.prepare(2)  # and the next capture works
+    e.step(2)
+    assert "broken" not in e._graphs
+
+
+def test_without_graph_support_one_warning_then_plain_launches(humanoid_scene, monkeypatch):
+    import warnings
+
+    from robolearn.sim import mjwarp
+
+    monkeypatch.setattr(mjwarp, "graphs_unsupported", lambda wp, device, model: "no graphs here")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        e = make_engine(humanoid_scene, 2, "warp-cpu")
+        e.prepare(2)
+        stand(e)
+        for _ in range(3):
+            e.step(2)
+        e.forward()
+        quiet = make_engine(humanoid_scene, 2, "warp-cpu", cuda_graph=False)  # asked for
+        quiet.step(2)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 1, messages
+    assert "without graphs: no graphs here" in messages[0]
+    assert "one by one" in messages[0]  # what it costs
+    assert e._graphs == {} and quiet._graphs == {}
+    assert torch.isfinite(e.qpos).all()
+
+
+def test_graph_support_check():
+    """Where graphs are refused and why, on fakes of warp (CUDA is not here to ask)."""
+    from types import SimpleNamespace as Fake
+
+    from robolearn.sim.mjwarp import graphs_unsupported
+
+    cpu, gpu = Fake(is_cpu=True), Fake(is_cpu=False)
+    model = Fake(opt=Fake(graph_conditional=True))
+
+    def warp(version="1.19.0", mempool=True, conditional=True):
+        return Fake(
+            __version__=version,
+            is_mempool_enabled=lambda device: mempool,
+            is_conditional_graph_supported=lambda: conditional,
+            get_cuda_driver_version=lambda: (12, 2),
+            get_cuda_toolkit_version=lambda: (12, 8),
+        )
+
+    assert graphs_unsupported(warp(), cpu, model) is None
+    assert "older than the 1.19" in graphs_unsupported(warp("1.18.2"), cpu, model)
+    assert graphs_unsupported(warp(), gpu, model) is None
+    assert "memory pool is disabled" in graphs_unsupported(warp(mempool=False), gpu, model)
+    reason = graphs_unsupported(warp(conditional=False), gpu, model)
+    assert "conditional graph nodes" in reason and "driver (12, 2)" in reason
+    # a model whose solver does not loop in a conditional node needs none
+    plain_loop = Fake(opt=Fake(graph_conditional=False))
+    assert graphs_unsupported(warp(conditional=False), gpu, plain_loop) is None

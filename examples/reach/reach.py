@@ -63,8 +63,9 @@ class ReachTargetCommand(CommandTerm):
     def command(self) -> torch.Tensor:
         return self._target
 
-    def _resample(self, env_ids: torch.Tensor) -> None:
-        n, dev, c = env_ids.numel(), self.env.device, self.cfg
+    def _resample(self, env_mask: torch.Tensor) -> None:
+        # a target for every env, kept where env_mask holds (no wait for the GPU)
+        n, dev, c = self.env.num_envs, self.env.device, self.cfg
         radius = sample_uniform(*c.radius, (n,), dev)
         azimuth = sample_uniform(-math.pi, math.pi, (n,), dev)
         elevation = sample_uniform(*c.elevation, (n,), dev)
@@ -76,7 +77,7 @@ class ReachTargetCommand(CommandTerm):
             ),
             dim=-1,
         )
-        self._target[env_ids] = self._centre + offset
+        torch.where(env_mask.unsqueeze(-1), self._centre + offset, self._target, out=self._target)
 
     def _distance(self) -> torch.Tensor:
         return (ee_pos(self.env) - self._target).norm(dim=-1)

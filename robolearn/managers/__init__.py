@@ -15,7 +15,13 @@ from robolearn.managers.action import (
     JointPositionAction,
     JointPositionActionCfg,
 )
-from robolearn.managers.base import ClassTermManager, ManagerBase, ManagerTerm, TermCfg
+from robolearn.managers.base import (
+    ClassTermManager,
+    ManagerBase,
+    ManagerTerm,
+    TermCfg,
+    as_env_mask,
+)
 from robolearn.managers.command import (
     CommandManager,
     CommandTerm,
@@ -74,6 +80,7 @@ __all__ = [
     "UniformVelocityCommand",
     "UniformVelocityCommandCfg",
     "VelocityRanges",
+    "as_env_mask",
     "gaussian_noise",
     "register_command",
     "uniform_noise",

@@ -113,9 +113,9 @@ class ActionTerm:
         """Write ``processed_actions`` into the engine's controls of this term's actuators."""
         self._ctrl[:, self._ctrl_cols] = self.processed_actions.to(self._ctrl.dtype)
 
-    def reset(self, env_ids: torch.Tensor) -> None:
-        """Forget the last action of ``env_ids``."""
-        self.raw_actions[env_ids] = 0.0
+    def reset(self, env_mask: torch.Tensor) -> None:
+        """Forget the last action of the envs where ``env_mask`` ((N,) bool) is true."""
+        self.raw_actions.masked_fill_(env_mask.unsqueeze(-1), 0.0)
 
 
 class JointPositionAction(ActionTerm):
@@ -250,8 +250,8 @@ class ActionManager(ClassTermManager[ActionTerm]):
         for term in self.terms.values():
             term.apply_actions()
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
-        """Forget the last actions of ``env_ids``."""
-        self.action[env_ids] = 0.0
-        self.prev_action[env_ids] = 0.0
-        return super().reset(env_ids)
+    def reset(self, env_mask: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Forget the last actions of the envs where ``env_mask`` is true."""
+        self.action.masked_fill_(env_mask.unsqueeze(-1), 0.0)
+        self.prev_action.masked_fill_(env_mask.unsqueeze(-1), 0.0)
+        return super().reset(env_mask)

@@ -27,8 +27,9 @@ class TermCfg:
     """A term: a function (or a :class:`ManagerTerm` class) and the keyword arguments it gets."""
 
     func: Callable[..., Any] | None = None
-    """``func(env, **params)`` (``func(env, env_ids, **params)`` for events and curricula),
-    or a :class:`ManagerTerm` subclass, instantiated once with ``(cfg, env)``."""
+    """``func(env, **params)`` (``func(env, env_mask, **params)`` for events and curricula,
+    ``env_mask`` an (N,) bool tensor of the envs concerned), or a :class:`ManagerTerm`
+    subclass, instantiated once with ``(cfg, env)``."""
     params: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments passed to ``func`` on every call."""
 
@@ -37,16 +38,18 @@ class ManagerTerm(abc.ABC):
     """A term with state across steps (e.g. air time per foot).
 
     Subclass it and name the class as a term's ``func``: the manager builds one instance
-    with ``(cfg, env)``, calls it like a function, and calls :meth:`reset` for the envs that
-    reset.
+    with ``(cfg, env)``, calls it like a function, and calls :meth:`reset` with the mask of
+    the envs that reset.
     """
 
     def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv) -> None:
         self.cfg = cfg
         self.env = env
 
-    def reset(self, env_ids: torch.Tensor) -> None:  # noqa: B027 - an optional hook
-        """Forget the state of ``env_ids``; the default keeps none."""
+    def reset(self, env_mask: torch.Tensor) -> None:  # noqa: B027 - an optional hook
+        """Forget the state of the envs where ``env_mask`` ((N,) bool) is true; the default
+        keeps none. Write with ``masked_fill_`` or ``torch.where``, not ``x[env_mask] = v``
+        (boolean indexing makes the host wait for the GPU)."""
 
     @abc.abstractmethod
     def __call__(self, env: ManagerBasedRLEnv, *args: Any, **params: Any) -> torch.Tensor:
@@ -95,10 +98,22 @@ def resolve_term(
     return func
 
 
-def reset_term(term: Callable[..., Any], env_ids: torch.Tensor) -> None:
+def as_env_mask(env: ManagerBasedRLEnv, envs: torch.Tensor | Sequence[int]) -> torch.Tensor:
+    """An (N,) bool mask on the env's device from a mask (returned as it is) or env indices
+    (for calls made by hand, as Isaac Lab's terms take ``env_ids``). The env itself always
+    passes masks; a mask made from indices on the device costs no host wait."""
+    if isinstance(envs, torch.Tensor) and envs.dtype == torch.bool:
+        return envs
+    ids = torch.as_tensor(envs, dtype=torch.long, device=env.device)
+    mask = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+    mask[ids] = True
+    return mask
+
+
+def reset_term(term: Callable[..., Any], env_mask: torch.Tensor) -> None:
     """Call a class term's reset; plain functions keep no state."""
     if isinstance(term, ManagerTerm):
-        term.reset(env_ids)
+        term.reset(env_mask)
 
 
 def check_term_output(value: torch.Tensor, num_envs: int, where: str) -> torch.Tensor:
@@ -128,7 +143,7 @@ class ManagerBase:
     term_kind: ClassVar[str] = "term"
     """What one of its terms is called in messages (``reward term``)."""
     term_args: ClassVar[tuple[str, ...]] = ("env",)
-    """What a function term takes before its params: ``env`` (and ``env_ids`` for terms
+    """What a function term takes before its params: ``env`` (and ``env_mask`` for terms
     run on some envs)."""
     replaceable: ClassVar[bool] = True
     """Whether :meth:`set_term_cfg` may replace a term's config; False where terms are
@@ -146,10 +161,11 @@ class ManagerBase:
         """The names of the terms, in config order."""
         return list(self._terms)
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
-        """Forget the terms' state for ``env_ids``; returns what to log (nothing here)."""
+    def reset(self, env_mask: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Forget the terms' state for the envs where ``env_mask`` ((N,) bool) is true;
+        returns what to log (nothing here)."""
         for term in self._terms.values():
-            self._reset_term(term, env_ids)
+            self._reset_term(term, env_mask)
         return {}
 
     def get_term_cfg(self, name: str) -> Any:
@@ -181,8 +197,8 @@ class ManagerBase:
         """The term a config names; raises RobolearnError naming ``section.name``."""
         return resolve_term(cfg, self.env, f"{self.section}.{name}", self.term_args)
 
-    def _reset_term(self, term: Any, env_ids: torch.Tensor) -> None:
-        reset_term(term, env_ids)
+    def _reset_term(self, term: Any, env_mask: torch.Tensor) -> None:
+        reset_term(term, env_mask)
 
     def _check_replacement(self, name: str, cfg: Any) -> None:
         """Raise RobolearnError if ``cfg`` may not replace term ``name``'s config (it changes
@@ -201,7 +217,7 @@ TermT = TypeVar("TermT")
 class ClassTermManager(ManagerBase, Generic[TermT]):
     """A manager whose terms are objects of the class a config names in ``class_type``.
 
-    A term class takes ``(cfg, env, name)`` and has ``reset(env_ids)``. The terms are in
+    A term class takes ``(cfg, env, name)`` and has ``reset(env_mask)``. The terms are in
     :attr:`terms`; their configs are read live through ``term.cfg``, so a curriculum changes
     a field of :meth:`get_term_cfg`'s object; a whole new config would need a new term.
     """
@@ -232,5 +248,5 @@ class ClassTermManager(ManagerBase, Generic[TermT]):
             )
         return term_cls(cfg, self.env, name)
 
-    def _reset_term(self, term: Any, env_ids: torch.Tensor) -> None:
-        term.reset(env_ids)
+    def _reset_term(self, term: Any, env_mask: torch.Tensor) -> None:
+        term.reset(env_mask)

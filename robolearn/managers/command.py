@@ -12,6 +12,7 @@ theirs, a subclass of one inherits it, and a config of your own names your
 from __future__ import annotations
 
 import abc
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ClassTermManager
+from robolearn.managers.base import ClassTermManager, as_env_mask
 from robolearn.math import quat_rotate, sample_uniform, wrap_to_pi, yaw_from_quat, yaw_quat
 
 if TYPE_CHECKING:
@@ -82,8 +83,10 @@ class CommandTerm(abc.ABC):
         """(N, k): the current command of every env."""
 
     @abc.abstractmethod
-    def _resample(self, env_ids: torch.Tensor) -> None:
-        """Draw new commands for ``env_ids``."""
+    def _resample(self, env_mask: torch.Tensor) -> None:
+        """Draw new commands for the envs where ``env_mask`` ((N,) bool) is true: draw for
+        every env and keep the others' with ``torch.where`` (indexing with the mask would
+        make the host wait for the GPU)."""
 
     def _update_command(self) -> None:  # noqa: B027 - an optional hook
         """Called every step after resampling (e.g. heading control)."""
@@ -102,39 +105,40 @@ class CommandTerm(abc.ABC):
         (e.g. a target as a sphere); nothing by default."""
         return []
 
-    def resample(self, env_ids: torch.Tensor) -> None:
-        """Draw new commands, and new timers, for ``env_ids``."""
-        if env_ids.numel() == 0:
-            return
+    def resample(self, env_mask: torch.Tensor) -> None:
+        """Draw new commands, and new timers, for the envs where ``env_mask`` is true (or
+        for env indices)."""
+        env_mask = as_env_mask(self.env, env_mask)
         lo, hi = self.cfg.resampling_time_range
-        self.time_left[env_ids] = sample_uniform(lo, hi, (env_ids.numel(),), self.env.device)
-        self._resample(env_ids)
+        timers = sample_uniform(lo, hi, (self.env.num_envs,), self.env.device)
+        torch.where(env_mask, timers, self.time_left, out=self.time_left)
+        self._resample(env_mask)
 
     def compute(self, dt: float) -> None:
         """One env step of ``dt`` seconds: metrics, timers, resampling, command update."""
         self._update_metrics()
         self.time_left -= dt
         # A tolerance, so that 50 steps of 0.02 s make 1 s despite float rounding.
-        self.resample((self.time_left <= 1e-6).nonzero().flatten())
+        self.resample(self.time_left <= 1e-6)
         self._update_command()
 
     def reset(
-        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int | None = None
+        self, env_mask: torch.Tensor, keep: torch.Tensor | None = None
     ) -> dict[str, float | torch.Tensor]:
-        """Resample the command of ``env_ids``; returns the mean metrics of their episodes.
+        """Resample the command where ``env_mask`` ((N,) bool) is true; returns the mean
+        metrics of their episodes (NaN where none is averaged).
 
-        ``keep`` ((len(env_ids),) bool) and ``num_kept`` (how many are true) leave episodes
-        out of the means, as :meth:`RewardManager.reset` does.
+        ``keep`` ((N,) bool) names the episodes the means average, as
+        :meth:`RewardManager.reset` does; None for all of ``env_mask``.
         """
+        env_mask = as_env_mask(self.env, env_mask)
+        keep = env_mask if keep is None else as_env_mask(self.env, keep)
+        count = keep.sum()
         log: dict[str, float | torch.Tensor] = {}
         for key, values in self.metrics.items():
-            name = f"Metrics/{self.name}/{key}"
-            if keep is None:
-                log[name] = values[env_ids].mean()
-            elif num_kept:
-                log[name] = torch.where(keep, values[env_ids], 0.0).sum() / num_kept
-            values[env_ids] = 0.0
-        self.resample(env_ids)
+            log[f"Metrics/{self.name}/{key}"] = torch.where(keep, values, 0.0).sum() / count
+            values.masked_fill_(env_mask, 0.0)
+        self.resample(env_mask)
         self._update_command()
         return log
 
@@ -175,26 +179,61 @@ class UniformVelocityCommand(CommandTerm):
     def command(self) -> torch.Tensor:
         return self._command
 
-    def _resample(self, env_ids: torch.Tensor) -> None:
-        r, k, dev = self.cfg.ranges, env_ids.numel(), self.env.device
-        cmd = torch.stack(
-            (
-                sample_uniform(*r.lin_vel_x, (k,), dev),
-                sample_uniform(*r.lin_vel_y, (k,), dev),
-                sample_uniform(*r.ang_vel_z, (k,), dev),
-            ),
-            dim=-1,
+    # Rows of the range tensor: the fields of VelocityRanges, in order.
+    _ROWS = tuple(f.name for f in dataclasses.fields(VelocityRanges))
+
+    def range_tensor(self) -> torch.Tensor:
+        """(4, 2) the sampling ranges as the term uses them, on the device: one row per
+        field of :class:`VelocityRanges` (lin_vel_x, lin_vel_y, ang_vel_z, heading).
+
+        Built from ``cfg.ranges`` when those change (a Python comparison per call, a copy
+        to the device only on a change), so an edit of the config applies at the next
+        resample; a curriculum widens the tensor itself (:meth:`widen`), on the device.
+        """
+        key = dataclasses.astuple(self.cfg.ranges)
+        if key != getattr(self, "_ranges_key", None):
+            self._ranges = torch.tensor(key, dtype=torch.float32, device=self.env.device)
+            self._ranges_key = key
+        return self._ranges
+
+    def live_ranges(self) -> VelocityRanges:
+        """The ranges in use now, curriculum included, read back to the host (for
+        viewers and tests: a read that waits for the device)."""
+        rows = self.range_tensor().tolist()
+        return VelocityRanges(
+            **{name: tuple(row) for name, row in zip(self._ROWS, rows, strict=True)}
         )
-        self._command[env_ids] = cmd
-        self.heading_target[env_ids] = sample_uniform(*r.heading, (k,), dev)
-        self.is_heading_env[env_ids] = torch.rand(k, device=dev) < self.cfg.rel_heading_envs
-        self.is_standing_env[env_ids] = torch.rand(k, device=dev) < self.cfg.rel_standing_envs
+
+    def widen(
+        self, where: torch.Tensor, step: float, limits: dict[str, tuple[float, float]]
+    ) -> None:
+        """Widen the ranges named in ``limits`` by ``step`` at each end, within their
+        limits, if ``where`` (a 0-d bool tensor) holds: on the device, with no wait."""
+        ranges = self.range_tensor()
+        for name, (low, high) in limits.items():
+            row = ranges[self._ROWS.index(name)]
+            wider = torch.stack(((row[0] - step).clamp(min=low), (row[1] + step).clamp(max=high)))
+            row.copy_(torch.where(where, wider, row))
+
+    def _resample(self, env_mask: torch.Tensor) -> None:
+        r, n, dev = self.range_tensor(), self.env.num_envs, self.env.device
+        lo, hi = r[:, 0], r[:, 1]
+        draw = lo + (hi - lo) * torch.rand(n, 4, device=dev)  # one draw per field
+        rows = env_mask.unsqueeze(-1)
+        torch.where(rows, draw[:, :3], self._command, out=self._command)
+        torch.where(env_mask, draw[:, 3], self.heading_target, out=self.heading_target)
+        shares = torch.rand(n, 2, device=dev)
+        heading = shares[:, 0] < self.cfg.rel_heading_envs
+        standing = shares[:, 1] < self.cfg.rel_standing_envs
+        torch.where(env_mask, heading, self.is_heading_env, out=self.is_heading_env)
+        torch.where(env_mask, standing, self.is_standing_env, out=self.is_standing_env)
 
     def _update_command(self) -> None:
-        scene, r = self.env.scene, self.cfg.ranges
+        scene = self.env.scene
         if self.cfg.rel_heading_envs > 0:
+            yaw = self.range_tensor()[2]
             error = wrap_to_pi(self.heading_target - yaw_from_quat(scene.root_quat_w))
-            yaw_rate = (self.cfg.heading_control_stiffness * error).clamp(*r.ang_vel_z)
+            yaw_rate = torch.clamp(self.cfg.heading_control_stiffness * error, yaw[0], yaw[1])
             self._command[:, 2] = torch.where(self.is_heading_env, yaw_rate, self._command[:, 2])
         self._command *= (~self.is_standing_env).unsqueeze(-1)
 
@@ -275,8 +314,9 @@ class GaitPhaseCommand(CommandTerm):
     def command(self) -> torch.Tensor:
         return self._command
 
-    def _resample(self, env_ids: torch.Tensor) -> None:
-        self.phase[env_ids] = torch.rand(env_ids.numel(), device=self.env.device)
+    def _resample(self, env_mask: torch.Tensor) -> None:
+        draw = torch.rand(self.env.num_envs, device=self.env.device)
+        torch.where(env_mask, draw, self.phase, out=self.phase)
 
     def _update_command(self) -> None:
         angle = 2 * torch.pi * self.phase
@@ -349,16 +389,16 @@ class CommandManager(ClassTermManager[CommandTerm]):
             term.compute(dt)
 
     def reset(
-        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int | None = None
+        self, env_mask: torch.Tensor, keep: torch.Tensor | None = None
     ) -> dict[str, float | torch.Tensor]:
-        """Reset every term for ``env_ids``; ``keep``/``num_kept`` as in
+        """Reset every term where ``env_mask`` ((N,) bool) is true; ``keep`` as in
         :meth:`CommandTerm.reset`."""
         log: dict[str, float | torch.Tensor] = {}
         for term in self.terms.values():
             if keep is None or term not in self._filters_logs:
-                log.update(term.reset(env_ids))
+                log.update(term.reset(env_mask))
             else:
-                log.update(term.reset(env_ids, keep=keep, num_kept=num_kept))
+                log.update(term.reset(env_mask, keep=keep))
         return log
 
 

@@ -1,10 +1,14 @@
 """Curricula: adjust the task as the policy improves, evaluated when envs reset.
 
-A term is ``func(env, env_ids, **params)``. It runs for the envs about to reset, before
-their reset (and once for every env when the env is built), and returns a number describing
-its state, logged as ``Curriculum/<term>`` (``None`` logs nothing; a dict logs each entry as
-``Curriculum/<term>/<key>``). It may change config
-values that terms read each time they run; when the change counts depends on when that is:
+A term is ``func(env, env_mask, **params)``, ``env_mask`` the (N,) bool mask of the envs
+whose episodes ended by a termination or time-out in this step (a reset the user asks for,
+``env.reset()``, is not judged). It runs before their reset, at every env step (the mask
+may be empty: the step does not wait for the GPU to find out), and once for every env when
+the env is built. It returns a value describing its state, logged as ``Curriculum/<term>``
+(``None`` logs nothing; a dict logs each entry as ``Curriculum/<term>/<key>``): a 0-d tensor
+keeps the step free of host waits, a Python number read from the device does not. It may
+change config values that terms read each time they run; when the change counts depends
+on when that is:
 
 * reward weights and params: read at every step, so from the next step on. Change a field
   of ``env.reward_manager.get_term_cfg(name)`` (the live config) or replace the config
@@ -19,7 +23,10 @@ values that terms read each time they run; when the change counts depends on whe
   yaw rate is clipped to the current ``ang_vel_z`` range at every step. Command terms are
   objects built once from their configs: change a field of
   ``env.command_manager.get_term_cfg(name)`` (the same object as the term's ``cfg``);
-  their ``set_term_cfg`` refuses a new config.
+  their ``set_term_cfg`` refuses a new config. A decision made from device values (a mean
+  episode reward) is best applied on the device too: a velocity command's
+  :meth:`~robolearn.managers.UniformVelocityCommand.widen` widens its ranges where a 0-d
+  bool tensor holds, with no wait (``live_ranges()`` reads them back).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from robolearn.managers.base import ManagerBase, TermCfg
 
 @dataclass
 class CurriculumTermCfg(TermCfg):
-    """A curriculum term: ``func(env, env_ids, **params)`` -> a number to log."""
+    """A curriculum term: ``func(env, env_mask, **params)`` -> a value to log."""
 
 
 class CurriculumManager(ManagerBase):
@@ -41,14 +48,14 @@ class CurriculumManager(ManagerBase):
 
     section = "curriculum"
     term_kind = "curriculum term"
-    term_args = ("env", "env_ids")
+    term_args = ("env", "env_mask")
 
-    def compute(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
-        """Run every term for ``env_ids``; returns ``Curriculum/<term>`` of those that
-        return a value."""
+    def compute(self, env_mask: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Run every term for the envs where ``env_mask`` is true; returns
+        ``Curriculum/<term>`` of those that return a value."""
         log: dict[str, float | torch.Tensor] = {}
         for name, fn in self._terms.items():
-            value = fn(self.env, env_ids, **self.cfg[name].params)
+            value = fn(self.env, env_mask, **self.cfg[name].params)
             if isinstance(value, dict):
                 log |= {f"Curriculum/{name}/{key}": v for key, v in value.items()}
             elif value is not None:

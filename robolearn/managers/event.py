@@ -3,7 +3,10 @@
 ``startup`` terms run once when the env is built (e.g. per-env friction and mass),
 ``reset`` terms for the envs that reset (e.g. a random root pose), ``interval`` terms for
 each env whenever its own timer, drawn from ``interval_range_s``, runs out (e.g. pushes).
-Every term is ``func(env, env_ids, **params)``. A term reads the scene (``env.scene``) as the
+Every term is ``func(env, env_mask, **params)``, ``env_mask`` an (N,) bool tensor of the
+envs concerned: all of them at startup, the resetting ones, the ones whose timer ran out
+(an interval term runs at every step, with a mask that may be empty, so that the step never
+waits for the GPU to count them). A term reads the scene (``env.scene``) as the
 engine holds it when the term runs: the scene's per-step cache is dropped before reset
 events and after each term. Derived fields (body positions, contact forces) are those of
 the last forward pass: a reset term sees the reset state's joint positions, not yet its body
@@ -28,7 +31,7 @@ MODES = ("startup", "reset", "interval")
 
 @dataclass
 class EventTermCfg(TermCfg):
-    """An event: ``func(env, env_ids, **params)``, applied in ``mode``."""
+    """An event: ``func(env, env_mask, **params)``, applied in ``mode``."""
 
     mode: str = "reset"
     """``startup``, ``reset`` or ``interval``."""
@@ -41,7 +44,7 @@ class EventManager(ManagerBase):
 
     section = "events"
     term_kind = "event term"
-    term_args = ("env", "env_ids")
+    term_args = ("env", "env_mask")
 
     def __init__(self, cfg: dict[str, EventTermCfg], env: ManagerBasedRLEnv) -> None:
         self._time_left: dict[str, torch.Tensor] = {}
@@ -77,31 +80,31 @@ class EventManager(ManagerBase):
         lo, hi = self.cfg[name].interval_range_s
         return lo + (hi - lo) * torch.rand(n, device=self.env.device)
 
-    def apply(self, mode: str, env_ids: torch.Tensor | None = None, dt: float = 0.0) -> None:
-        """Run the terms of ``mode``: for ``env_ids`` (startup, reset) or as timers expire."""
+    def apply(self, mode: str, env_mask: torch.Tensor | None = None, dt: float = 0.0) -> None:
+        """Run the terms of ``mode``: for the envs where ``env_mask`` ((N,) bool; None for
+        all) is true (startup, reset), or for those whose timers expire (interval)."""
         for name, fn in self._terms.items():
             term = self.cfg[name]
             if term.mode != mode:
                 continue
             if mode == "interval":
-                ids = self._due(name, dt)
-                if ids is None:
-                    continue
+                mask = self._due(name, dt)
+            elif env_mask is None:
+                mask = torch.ones(self.env.num_envs, dtype=torch.bool, device=self.env.device)
             else:
-                ids = env_ids if env_ids is not None else self.env.all_env_ids
-            fn(self.env, ids, **term.params)
+                mask = env_mask
+            fn(self.env, mask, **term.params)
             # A term may have written state that the next one reads through the scene.
             self.env.scene.invalidate()
 
-    def _due(self, name: str, dt: float) -> torch.Tensor | None:
-        """Advance interval term ``name``'s timers by ``dt``; the envs whose timer ran out
-        (with new timers drawn), or None."""
+    def _due(self, name: str, dt: float) -> torch.Tensor:
+        """Advance interval term ``name``'s timers by ``dt``; the (N,) mask of the envs
+        whose timer ran out, with new timers drawn for them."""
         time_left = self._time_left[name]
         time_left -= dt
-        due = (time_left <= 1e-6).nonzero().flatten()  # tolerate float rounding
-        if due.numel() == 0:
-            return None
-        time_left[due] = self._draw_interval(name, due.numel())
+        due = time_left <= 1e-6  # tolerate float rounding
+        fresh = self._draw_interval(name, self.env.num_envs)
+        torch.where(due, fresh, time_left, out=time_left)
         return due
 
     def has_mode(self, mode: str) -> bool:

@@ -94,8 +94,8 @@ class _History:
         self.fresh.zero_()
         return self.buffer.flatten(1)
 
-    def reset(self, env_ids: torch.Tensor) -> None:
-        self.fresh[env_ids] = True
+    def reset(self, env_mask: torch.Tensor) -> None:
+        self.fresh |= env_mask
 
 
 class _Group:
@@ -167,12 +167,13 @@ class _Group:
             transformed = True
         return value, transformed
 
-    def reset(self, env_ids: torch.Tensor) -> None:
-        """Start the histories of ``env_ids`` afresh and reset their class terms."""
+    def reset(self, env_mask: torch.Tensor) -> None:
+        """Start the histories of the envs where ``env_mask`` is true afresh and reset
+        their class terms."""
         for history in self.histories.values():
-            history.reset(env_ids)
+            history.reset(env_mask)
         for _, _, fn in self.terms:
-            reset_term(fn, env_ids)
+            reset_term(fn, env_mask)
 
 
 class ObservationManager(ManagerBase):
@@ -202,8 +203,8 @@ class ObservationManager(ManagerBase):
     def _build_term(self, name: str, cfg: ObservationGroupCfg) -> _Group:
         return _Group(name, cfg, self.env)
 
-    def _reset_term(self, term: _Group, env_ids: torch.Tensor) -> None:
-        term.reset(env_ids)
+    def _reset_term(self, term: _Group, env_mask: torch.Tensor) -> None:
+        term.reset(env_mask)
 
     def compute(self, update_history: bool = True) -> dict[str, torch.Tensor]:
         """Every group as a (num_envs, dim) float32 tensor."""

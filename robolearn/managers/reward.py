@@ -121,31 +121,27 @@ class RewardManager(ManagerBase):
         return self.step_reward.sum(-1)
 
     def reset(
-        self, env_ids: torch.Tensor, keep: torch.Tensor | None = None, num_kept: int | None = None
+        self, env_mask: torch.Tensor, keep: torch.Tensor | None = None
     ) -> dict[str, float | torch.Tensor]:
-        """Start new episodes in ``env_ids``; returns ``Episode_Reward/<term>`` of the old.
+        """Start new episodes where ``env_mask`` ((N,) bool) is true; returns
+        ``Episode_Reward/<term>``, the mean over the ended episodes of each term's sum per
+        second of episode (NaN where none is averaged).
 
         Args:
-            env_ids: the envs that reset.
-            keep: (len(env_ids),) bool, the episodes to average in the log (the others, e.g.
-                ended by divergence, are left out); None for all.
-            num_kept: how many of ``keep`` are true, known to the caller without a sync;
-                0 logs nothing.
+            env_mask: the envs that reset.
+            keep: (N,) bool, the episodes to average in the log (the others, e.g. ended by
+                divergence, are left out); None for all of ``env_mask``.
         """
-        log: dict[str, float | torch.Tensor] = {}
-        if keep is None:
-            sums = self._episode_sums[env_ids].mean(0) / self.env.max_episode_length_s
-        elif num_kept:
-            kept = torch.where(keep.unsqueeze(-1), self._episode_sums[env_ids], 0.0)
-            sums = kept.sum(0) / (num_kept * self.env.max_episode_length_s)
-        else:
-            sums = None
-        if sums is not None and env_ids.numel():
-            log = {f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)}
-        super().reset(env_ids)
-        self.last_episode_sums[env_ids] = self._episode_sums[env_ids]
-        self._episode_sums[env_ids] = 0.0
-        self.step_reward[env_ids] = 0.0
+        keep = env_mask if keep is None else keep
+        column = keep.unsqueeze(-1)
+        kept = torch.where(column, self._episode_sums, 0.0).sum(0)
+        sums = kept / (keep.sum() * self.env.max_episode_length_s)
+        log = {f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)}
+        super().reset(env_mask)
+        rows = env_mask.unsqueeze(-1)
+        torch.where(rows, self._episode_sums, self.last_episode_sums, out=self.last_episode_sums)
+        self._episode_sums.masked_fill_(rows, 0.0)
+        self.step_reward.masked_fill_(rows, 0.0)
         return log
 
     def nonfinite_terms(self) -> list[str]:

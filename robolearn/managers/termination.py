@@ -94,12 +94,13 @@ class TerminationManager(ManagerBase):
         ]
         return ", ".join(names) if names else None
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float | torch.Tensor]:
-        """Start new episodes in ``env_ids``; returns ``Episode_Termination/<term>``, how many
-        of them each term ended."""
-        counts = self.term_dones[env_ids].sum(0)
+    def reset(self, env_mask: torch.Tensor) -> dict[str, float | torch.Tensor]:
+        """Start new episodes where ``env_mask`` ((N,) bool) is true; returns
+        ``Episode_Termination/<term>``, how many of them each term ended."""
+        rows = env_mask.unsqueeze(-1)
+        counts = (self.term_dones & rows).sum(0)
         log = {f"Episode_Termination/{name}": counts[i] for i, name in enumerate(self.term_names)}
-        super().reset(env_ids)
-        self.last_episode_dones[env_ids] = self.term_dones[env_ids]
-        self.term_dones[env_ids] = False
+        super().reset(env_mask)
+        torch.where(rows, self.term_dones, self.last_episode_dones, out=self.last_episode_dones)
+        self.term_dones.masked_fill_(rows, False)
         return log

@@ -1,8 +1,14 @@
-"""Event terms: ``fn(env, env_ids, **params)``, changing state or model for ``env_ids``.
+"""Event terms: ``fn(env, env_mask, **params)``, changing state or model for the envs where
+``env_mask`` ((N,) bool) is true.
 
 Ranges are dicts over the axes ``x, y, z, roll, pitch, yaw`` (missing axes are 0) or
 ``(low, high)`` tuples; values are drawn uniformly per env. Randomized model parameters are
 drawn around the model's own values every time, so they never drift.
+
+Every term draws for all envs and writes the masked ones with ``torch.where``: the host never
+waits for the GPU to learn which envs, or how many, are concerned (docs/gpu.md). A term of
+your own may index with ``env_mask.nonzero()`` instead; it works, and costs that wait.
+Called by hand, these terms also take env indices, as Isaac Lab's ``env_ids``.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.managers.base import as_env_mask
 from robolearn.math import quat_from_euler_xyz, quat_mul, quat_rotate_inverse, sample_uniform
 from robolearn.scene.entities import SceneEntityCfg
 
@@ -22,11 +29,23 @@ if TYPE_CHECKING:
 AXES = ("x", "y", "z", "roll", "pitch", "yaw")
 
 
+_RANGES: dict[tuple, torch.Tensor] = {}
+
+
 def _axis_ranges(ranges: dict[str, tuple[float, float]], where: str, device) -> torch.Tensor:
-    unknown = set(ranges) - set(AXES)
-    if unknown:
-        raise RobolearnError(f"{where}: unknown axes {sorted(unknown)}; valid: {', '.join(AXES)}")
-    return torch.tensor([ranges.get(a, (0.0, 0.0)) for a in AXES], device=device)
+    """(6, 2) the ranges on the device, made once per distinct ranges and device (a tensor
+    made from Python numbers at every call is a copy the GPU path would wait for)."""
+    key = (tuple((a, tuple(r)) for a, r in sorted(ranges.items())), str(device))
+    cached = _RANGES.get(key)
+    if cached is None:
+        unknown = set(ranges) - set(AXES)
+        if unknown:
+            raise RobolearnError(
+                f"{where}: unknown axes {sorted(unknown)}; valid: {', '.join(AXES)}"
+            )
+        rows = [ranges.get(a, (0.0, 0.0)) for a in AXES]
+        cached = _RANGES[key] = torch.tensor(rows, dtype=torch.float32, device=device)
+    return cached
 
 
 def _sample_axes(ranges: dict, n: int, where: str, device) -> torch.Tensor:
@@ -34,9 +53,17 @@ def _sample_axes(ranges: dict, n: int, where: str, device) -> torch.Tensor:
     return r[:, 0] + (r[:, 1] - r[:, 0]) * torch.rand(n, 6, device=device)
 
 
+def _write_rows(field: torch.Tensor, cols, env_mask: torch.Tensor, value: torch.Tensor) -> None:
+    """``field[:, cols] = value`` in the rows where ``env_mask`` is true (value has a row
+    for every env; ``cols`` a slice or an index tensor)."""
+    old = field[:, cols]
+    mask = env_mask.view(-1, *([1] * (old.dim() - 1)))
+    field[:, cols] = torch.where(mask, value.to(field.dtype), old)
+
+
 def reset_root_state_uniform(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     pose_range: dict[str, tuple[float, float]],
     velocity_range: dict[str, tuple[float, float]] | None = None,
     entity: str | SceneEntityCfg = "robot",
@@ -49,22 +76,24 @@ def reset_root_state_uniform(
     world after the default orientation); ``velocity_range`` gives linear (world, m/s) and
     angular (rad/s) velocity.
     """
+    env_mask = as_env_mask(env, env_mask)
     scene, e = env.scene, env.engine
     q0, v0 = _root_columns(env, entity)
-    n = env_ids.numel()
+    n = env.num_envs
     pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
     default = scene.default_qpos[q0 : q0 + 7]
     pos = default[0:3] + pose[:, 0:3].to(e.dtype)
     if scene.terrain is not None:
-        pos = pos + scene.env_origins[env_ids].to(e.dtype)
+        pos = pos + scene.env_origins.to(e.dtype)
     delta = quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]).to(e.dtype)
     quat = quat_mul(delta, default[3:7].expand(n, 4))
-    e.qpos[env_ids, q0 : q0 + 7] = torch.cat((pos, quat), dim=-1)
+    _write_rows(e.qpos, slice(q0, q0 + 7), env_mask, torch.cat((pos, quat), dim=-1))
     if velocity_range:
         vel = _sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
         # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
         ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
-        e.qvel[env_ids, v0 : v0 + 6] = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
+        root_vel = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
+        _write_rows(e.qvel, slice(v0, v0 + 6), env_mask, root_vel)
 
 
 def _root_columns(env: ManagerBasedRLEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
@@ -82,59 +111,62 @@ def _root_columns(env: ManagerBasedRLEnv, entity: str | SceneEntityCfg) -> tuple
 
 def reset_joints_by_scale(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     position_range: tuple[float, float] = (1.0, 1.0),
     velocity_range: tuple[float, float] = (0.0, 0.0),
     joints: str | Sequence[str] = ".*",
 ) -> None:
     """Joint positions = default x uniform(position_range), clamped to the joint limits;
     velocities uniform in ``velocity_range``."""
-    _reset_joints(env, env_ids, joints, position_range, velocity_range, scale=True)
+    env_mask = as_env_mask(env, env_mask)
+    _reset_joints(env, env_mask, joints, position_range, velocity_range, scale=True)
 
 
 def reset_joints_by_offset(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     position_range: tuple[float, float] = (0.0, 0.0),
     velocity_range: tuple[float, float] = (0.0, 0.0),
     joints: str | Sequence[str] = ".*",
 ) -> None:
     """Joint positions = default + uniform(position_range), clamped to the joint limits;
     velocities uniform in ``velocity_range``."""
-    _reset_joints(env, env_ids, joints, position_range, velocity_range, scale=False)
+    env_mask = as_env_mask(env, env_mask)
+    _reset_joints(env, env_mask, joints, position_range, velocity_range, scale=False)
 
 
-def _reset_joints(env, env_ids, joints, position_range, velocity_range, scale: bool) -> None:
+def _reset_joints(env, env_mask, joints, position_range, velocity_range, scale: bool) -> None:
     scene, e = env.scene, env.engine
     ids = scene.index("joint", joints)
-    n, k = env_ids.numel(), ids.numel()
-    default = scene.default_joint_pos[env_ids][:, ids]
+    n, k = env.num_envs, ids.numel()
+    default = scene.default_joint_pos[:, ids]
     draw = sample_uniform(*position_range, (n, k), env.device)
     pos = default * draw if scale else default + draw
     limits = scene.joint_pos_limits[ids]
     pos = torch.maximum(torch.minimum(pos, limits[:, 1]), limits[:, 0])
     vel = sample_uniform(*velocity_range, (n, k), env.device)
-    rows = env_ids.unsqueeze(-1)
-    e.qpos[rows, scene.joint_qpos_adr[ids]] = pos.to(e.dtype)
-    e.qvel[rows, scene.joint_dof_adr[ids]] = vel.to(e.dtype)
+    _write_rows(e.qpos, scene.joint_qpos_adr[ids], env_mask, pos)
+    _write_rows(e.qvel, scene.joint_dof_adr[ids], env_mask, vel)
 
 
 def push_by_setting_velocity(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     velocity_range: dict[str, tuple[float, float]],
     entity: str | SceneEntityCfg = "robot",
 ) -> None:
     """Push the base (or another entity's floating root): add a uniform velocity (linear
     world m/s; angular rad/s, root frame)."""
+    env_mask = as_env_mask(env, env_mask)
     e, (_, v0) = env.engine, _root_columns(env, entity)
-    dv = _sample_axes(velocity_range, env_ids.numel(), "push_by_setting_velocity", env.device)
-    e.qvel[env_ids, v0 : v0 + 6] += dv.to(e.dtype)
+    dv = _sample_axes(velocity_range, env.num_envs, "push_by_setting_velocity", env.device)
+    cols = slice(v0, v0 + 6)
+    _write_rows(e.qvel, cols, env_mask, e.qvel[:, cols] + dv.to(e.dtype))
 
 
 def randomize_friction(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     friction_range: tuple[float, float],
     geoms: str | Sequence[str] = ".*",
 ) -> None:
@@ -143,39 +175,43 @@ def randomize_friction(
     MuJoCo combines the two geoms of a contact with the max, so randomizing the robot's
     geoms (not the floor's) sets the contact friction whenever it exceeds the floor's.
     """
+    env_mask = as_env_mask(env, env_mask)
     ids = env.scene.index("geom", geoms)
     field = env.engine.model_field("geom_friction")
-    draw = sample_uniform(*friction_range, (env_ids.numel(), 1), env.device)
-    field[env_ids.unsqueeze(-1), ids, 0] = draw.to(field.dtype).expand(-1, ids.numel())
+    draw = sample_uniform(*friction_range, (env.num_envs, 1), env.device)
+    sliding = field[:, :, 0]  # a view: the write below lands in the engine's memory
+    _write_rows(sliding, ids, env_mask, draw.expand(-1, ids.numel()))
 
 
 def randomize_body_mass(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     bodies: str | Sequence[str],
     mass_range: tuple[float, float],
     operation: str = "add",
 ) -> None:
     """Mass of ``bodies`` = nominal + uniform(mass_range) kg (``add``) or nominal x it
     (``scale``); one draw per body per env."""
+    env_mask = as_env_mask(env, env_mask)
     if operation not in ("add", "scale"):
         raise RobolearnError(
             f"randomize_body_mass: operation must be add or scale, got {operation!r}"
         )
     ids = env.scene.index("body", bodies)
     nominal = env.scene.nominal("body_mass")[ids]
-    draw = sample_uniform(*mass_range, (env_ids.numel(), ids.numel()), env.device)
+    draw = sample_uniform(*mass_range, (env.num_envs, ids.numel()), env.device)
     mass = nominal + draw if operation == "add" else nominal * draw
     field = env.engine.model_field("body_mass")
-    field[env_ids.unsqueeze(-1), ids] = mass.clamp(min=1e-3).to(field.dtype)
+    _write_rows(field, ids, env_mask, mass.clamp(min=1e-3))
     # MuJoCo derives the mass matrix of "simple" bodies (a free body with one geom), the
-    # subtree masses and inverse weights from body_mass once; recompute them
-    env.engine.set_const(env_ids)
+    # subtree masses and inverse weights from body_mass once; recompute them (for the
+    # masked envs: on the Warp engines, for all, with no wait)
+    env.engine.set_const_where(env_mask)
 
 
 def randomize_actuator_gains(
     env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
+    env_mask: torch.Tensor,
     stiffness_scale: tuple[float, float],
     damping_scale: tuple[float, float],
     actuators: str | Sequence[str] = ".*",
@@ -185,8 +221,9 @@ def randomize_actuator_gains(
     A position actuator's force is kp (ctrl - q) - kv qdot: gainprm[0] = kp,
     biasprm[1] = -kp, biasprm[2] = -kv.
     """
+    env_mask = as_env_mask(env, env_mask)
     ids = env.scene.index("actuator", actuators)
-    n, k = env_ids.numel(), ids.numel()
+    n, k = env.num_envs, ids.numel()
     gain, bias = (
         env.engine.model_field("actuator_gainprm"),
         env.engine.model_field("actuator_biasprm"),
@@ -197,7 +234,7 @@ def randomize_actuator_gains(
     kv = -env.scene.nominal("actuator_biasprm")[ids, 2] * sample_uniform(
         *damping_scale, (n, k), env.device
     )
-    rows = env_ids.unsqueeze(-1)
-    gain[rows, ids, 0] = kp.to(gain.dtype)
-    bias[rows, ids, 1] = -kp.to(bias.dtype)
-    bias[rows, ids, 2] = -kv.to(bias.dtype)
+    gain_kp, bias_kp, bias_kv = gain[:, :, 0], bias[:, :, 1], bias[:, :, 2]  # views
+    _write_rows(gain_kp, ids, env_mask, kp)
+    _write_rows(bias_kp, ids, env_mask, -kp)
+    _write_rows(bias_kv, ids, env_mask, -kv)

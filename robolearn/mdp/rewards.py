@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from robolearn.managers import ManagerTerm, RewardTermCfg
+from robolearn.managers import ManagerTerm, RewardTermCfg, as_env_mask
 from robolearn.math import quat_rotate_inverse, yaw_quat
 from robolearn.mdp.observations import foot_contact_force
 
@@ -236,9 +236,10 @@ class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a functio
         self.air_time = torch.zeros(n, nfeet, device=env.device)
         self.contact_time = torch.zeros(n, nfeet, device=env.device)
 
-    def reset(self, env_ids: torch.Tensor) -> None:
-        self.air_time[env_ids] = 0.0
-        self.contact_time[env_ids] = 0.0
+    def reset(self, env_mask: torch.Tensor) -> None:
+        env_mask = as_env_mask(self.env, env_mask)
+        self.air_time.masked_fill_(env_mask.unsqueeze(-1), 0.0)
+        self.contact_time.masked_fill_(env_mask.unsqueeze(-1), 0.0)
 
     def __call__(
         self,

@@ -131,7 +131,8 @@ class TrainingHealth:
         if env is None:
             return None
         steps = env.common_step_counter - self._steps
-        diverged = env.nonfinite_resets - self._resets
+        # the env counts on the device; read here, once per iteration
+        diverged = int(env.nonfinite_resets - self._resets)
         self._mark()
         if steps <= 0:
             return None

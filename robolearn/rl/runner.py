@@ -78,10 +78,17 @@ class EpisodeStats:
             )
 
     def pop(self) -> tuple[float, float, dict[str, float]]:
-        """(mean return, mean length of episodes ended since the last pop, mean logs)."""
+        """(mean return, mean length of episodes ended since the last pop, mean logs).
+
+        A log value is averaged over the steps that have one: the env's statistics of
+        ended episodes are NaN in a step where none ended. One host read for all of them.
+        """
         ret, length, count = self._done_sums.tolist()
         self._done_sums.zero_()
-        logs = {k: float(torch.stack(v).mean()) for k, v in self._logs.items()}
+        names = list(self._logs)
+        means = [torch.stack(v).nanmean() for v in self._logs.values()]
+        values = torch.stack(means).tolist() if means else []
+        logs = {k: v for k, v in zip(names, values, strict=True) if not math.isnan(v)}
         self._logs.clear()
         if count == 0:
             return math.nan, math.nan, logs
@@ -219,7 +226,7 @@ class Runner(OnPolicyRunner):
         )
         try:
             while self.iterations < max_iterations and not self._stop_together(stop):
-                t0 = time.time()
+                t0 = self._device_time()
                 obs = self._rollout(obs, stop, on_step)
                 if obs is None:  # stopped mid-rollout: the policy stays the last update's
                     break
@@ -227,13 +234,14 @@ class Runner(OnPolicyRunner):
                 self.stats.add_scalars(
                     health.after_rollout(self.alg.storage, self.iterations + 1, last_obs=obs)
                 )
-                t1 = time.time()
+                t1 = self._device_time()
                 with threads_for(self.env.device, self._update_threads):
                     losses = self.alg.update()
                 self.iterations += 1
                 self.env_steps += self._batch_size()
+                t2 = self._device_time()
                 self._log_iteration(
-                    losses, t1 - t0, time.time() - t1, start_it, max_iterations, wall_start, log
+                    losses, t1 - t0, t2 - t1, start_it, max_iterations, wall_start, log
                 )
                 if self.iterations % self.cfg["save_interval"] == 0 or (
                     self.iterations == max_iterations
@@ -292,6 +300,16 @@ class Runner(OnPolicyRunner):
                     return None
             self.alg.compute_returns(obs)
         return obs
+
+    def _device_time(self) -> float:
+        """``time.time()`` once the GPU has done the work queued so far: on CUDA a call
+        returns when its kernels are queued, so the collection and learning times would
+        otherwise be of the launches. One synchronisation per timer boundary, three per
+        iteration (the iteration's logs read the device anyway)."""
+        for device in {torch.device(self.device), torch.device(self.env.device)}:
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        return time.time()
 
     def _batch_size(self) -> int:
         """Env steps per iteration, all ranks together."""

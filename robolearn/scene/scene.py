@@ -111,14 +111,16 @@ class Scene(SceneNames):
             for a in entity.actuator_ids:
                 self.default_ctrl[a] = float(key.ctrl[a])
 
-    def default_qpos_at_origins(self, env_ids: torch.Tensor) -> torch.Tensor:
-        """(n, nq) the default state of ``env_ids`` with every floating entity (the robot
-        first) moved to their origins."""
-        qpos = self.default_qpos.expand(env_ids.numel(), -1)
+    def default_qpos_at_origins(self, env_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """(n, nq) the default state of ``env_ids`` (None: every env, (N, nq)) with every
+        floating entity (the robot first) moved to their origins."""
+        n = self.num_envs if env_ids is None else env_ids.numel()
+        qpos = self.default_qpos.expand(n, -1)
         if self.terrain is None:
             return qpos
         qpos = qpos.clone()
-        origins = self.env_origins[env_ids].to(qpos.dtype)
+        origins = self.env_origins if env_ids is None else self.env_origins[env_ids]
+        origins = origins.to(qpos.dtype)
         for entity in self.entities.values():
             if entity.root_body_id is not None:
                 cols = slice(entity.root_qpos_adr, entity.root_qpos_adr + 3)

@@ -59,17 +59,17 @@ class SceneTerrain:
             0, self.env_types, torch.ones(num_envs, device=device)
         )
 
-    def move(self, env_ids: torch.Tensor, up: torch.Tensor, down: torch.Tensor) -> None:
-        """Move ``env_ids`` one row up where ``up``, one down where ``down`` (both (n,)
-        bool); past the top row an env goes to a random row (so the hardest terrain keeps
-        being mixed with the rest), below row 0 it stays there. Pinned levels stay."""
+    def move(self, up: torch.Tensor, down: torch.Tensor) -> None:
+        """Move envs one row up where ``up``, one down where ``down`` (both (N,) bool);
+        past the top row an env goes to a random row (so the hardest terrain keeps being
+        mixed with the rest), below row 0 it stays there. Pinned levels stay."""
         if self.cfg.level is not None:
             return
-        levels = self.levels[env_ids] + up.long() - down.long()
+        levels = self.levels + up.long() - down.long()
         wrapped = torch.randint_like(levels, 0, self.num_rows)
         levels = torch.where(levels >= self.num_rows, wrapped, levels.clamp(min=0))
-        self.levels[env_ids] = levels
-        self.env_origins[env_ids] = self.tile_origins[levels, self.env_cols[env_ids]]
+        self.levels.copy_(levels)
+        self.env_origins.copy_(self.tile_origins[levels, self.env_cols])
 
     def mean_level(self) -> torch.Tensor:
         """The mean row over envs, a 0-d tensor (``Curriculum/terrain_level``)."""

@@ -89,7 +89,9 @@ def make_engine(
         per_env_fields: model fields that get per-env values (domain randomization).
         nconmax, njmax: contact and constraint capacity per env on the Warp engines;
             default measured on the model (:mod:`robolearn.sim.capacity`).
-        cuda_graph: replay substeps as a CUDA graph on the ``cuda`` engine.
+        cuda_graph: on the Warp engines, replay ``step(n)``, ``forward`` and the reset
+            from captured graphs (CUDA graphs on ``cuda``, Warp's CPU graphs on
+            ``warp-cpu``); False launches their kernels one by one.
 
     Raises:
         RobolearnError: unknown engine, num_envs < 1, an MJCF that does not compile, or a

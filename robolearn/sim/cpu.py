@@ -47,6 +47,7 @@ class CpuEngine(Engine):
 
     name = "cpu"
     dtype = torch.float64
+    host_side = True
 
     def __init__(
         self,

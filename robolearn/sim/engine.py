@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.sim.host_sync import host_syncs_allowed
 from robolearn.sim.timer import EngineTimer, timed_call
 
 #: Model fields that get per-env values by default, for domain randomization.
@@ -67,6 +70,22 @@ MAX_STATE_VALUE = 1e10
 EnvIds = torch.Tensor | Sequence[int] | np.ndarray | None
 
 
+def engine_call(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A public engine call: timed when a timer is set (:func:`timed_call`), and, on an
+    engine that works through host memory (:attr:`Engine.host_side`), free to read its
+    tensors on the host inside :func:`~robolearn.sim.host_sync.forbid_host_syncs`."""
+    timed = timed_call(method)
+
+    @functools.wraps(method)
+    def call(self: Engine, *args: Any, **kwargs: Any) -> Any:
+        if not self.host_side:
+            return timed(self, *args, **kwargs)
+        with host_syncs_allowed():
+            return timed(self, *args, **kwargs)
+
+    return call
+
+
 class Engine(abc.ABC):
     """Many simulations of one MuJoCo model, stepped together.
 
@@ -80,6 +99,9 @@ class Engine(abc.ABC):
     name: str
     #: torch dtype of every float field: float64 on "cpu", float32 on the Warp engines
     dtype: torch.dtype
+    #: whether the engine's calls work through host memory (the cpu engine: MuJoCo's C
+    #: batch); the Warp engines' calls are launches that never wait for the device
+    host_side: bool = False
 
     qpos: torch.Tensor  # (N, nq) generalized positions
     qvel: torch.Tensor  # (N, nv) generalized velocities
@@ -152,17 +174,23 @@ class Engine(abc.ABC):
     # The public calls are the base class's: each measures itself when a timer is set
     # (robolearn.sim.timer) and runs the engine's own form, the same name with a "_".
 
-    @timed_call
+    @engine_call
     def step(self, nsubsteps: int = 1) -> None:
         """Advance every env by ``nsubsteps`` physics steps with the current ctrl."""
         self._step(nsubsteps)
 
-    @timed_call
+    @engine_call
     def forward(self) -> None:
         """Recompute every derived field at the current state, for all envs."""
         self._forward()
 
-    @timed_call
+    def prepare(self, nsubsteps: int) -> None:
+        """Get ready to step by ``nsubsteps`` per call: the Warp engines capture their graphs
+        here (``step(nsubsteps)``, ``forward`` and the reset), so that the first env step
+        does not. A later ``step`` with another count still works. A no-op on ``cpu``."""
+        return  # nothing to capture on an engine without graphs
+
+    @engine_call
     def forward_envs(self, env_ids: torch.Tensor) -> None:
         """Recompute derived fields of ``env_ids`` (an engine may do all envs)."""
         self._forward_envs(env_ids)
@@ -183,7 +211,7 @@ class Engine(abc.ABC):
     def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
         """Reset ``env_ids`` (sorted, unique, long, on device) to defaults, write qpos, qvel."""
 
-    @timed_call
+    @engine_call
     def reset(
         self,
         env_ids: EnvIds = None,
@@ -217,6 +245,63 @@ class Engine(abc.ABC):
         self._reset(ids, qpos, qvel)
         if forward:
             self._forward_envs(ids)  # within this call's time, not counted again
+
+    @engine_call
+    def reset_where(
+        self,
+        mask: torch.Tensor,
+        qpos: torch.Tensor | None = None,
+        qvel: torch.Tensor | None = None,
+        forward: bool = True,
+    ) -> None:
+        """:meth:`reset` of the envs where ``mask`` is true, given rows for every env: the
+        form the env step uses, which never waits for the device (no env indices are made
+        from the mask, no count is read; on the Warp engines the reset is a masked kernel).
+
+        Args:
+            mask: (N,) bool on the engine's device.
+            qpos: (N, nq) positions, of which the masked rows are used; None for qpos0.
+            qvel: (N, nv) velocities, likewise; None for zeros.
+            forward: compute derived fields of the reset envs (:meth:`forward_where`).
+        """
+        mask = self._check_mask(mask)
+        if qpos is not None:
+            qpos = self._check_rows("qpos", qpos, self.num_envs, self.model.nq)
+        if qvel is not None:
+            qvel = self._check_rows("qvel", qvel, self.num_envs, self.model.nv)
+        self._reset_where(mask, qpos, qvel)
+        if forward:
+            self._forward_where(mask)
+
+    @engine_call
+    def forward_where(self, mask: torch.Tensor) -> None:
+        """:meth:`forward_envs` of the envs where ``mask`` is true (an engine may do all)."""
+        self._forward_where(self._check_mask(mask))
+
+    def _reset_where(
+        self, mask: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None
+    ) -> None:
+        """:meth:`reset_where`; by default through env indices (a host-side engine's way)."""
+        ids = mask.nonzero().flatten()
+        if ids.numel():
+            rows = lambda x: None if x is None else x.index_select(0, ids)  # noqa: E731
+            self._reset(ids, rows(qpos), rows(qvel))
+
+    def _forward_where(self, mask: torch.Tensor) -> None:
+        """:meth:`forward_where`; by default through env indices."""
+        ids = mask.nonzero().flatten()
+        if ids.numel():
+            self._forward_envs(ids)
+
+    def _check_mask(self, mask: torch.Tensor) -> torch.Tensor:
+        if (
+            not isinstance(mask, torch.Tensor)
+            or mask.dtype != torch.bool
+            or mask.shape != (self.num_envs,)
+        ):
+            shape = tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__
+            raise RobolearnError(f"an env mask must be ({self.num_envs},) bool, got {shape}")
+        return mask.to(self.device)
 
     # ---- per-env model parameters -----------------------------------------------------
 
@@ -254,6 +339,17 @@ class Engine(abc.ABC):
         (qpos, qvel, ...) is kept.
         """
         ids = self.env_ids(env_ids)
+        if ids.numel():
+            self._set_const(ids)
+
+    @engine_call
+    def set_const_where(self, mask: torch.Tensor) -> None:
+        """:meth:`set_const` for the envs where ``mask`` ((N,) bool) is true, with no wait
+        for the device (the Warp engines recompute every world)."""
+        self._set_const_where(self._check_mask(mask))
+
+    def _set_const_where(self, mask: torch.Tensor) -> None:
+        ids = mask.nonzero().flatten()
         if ids.numel():
             self._set_const(ids)
 
@@ -295,7 +391,7 @@ class Engine(abc.ABC):
 
     # ---- divergence -------------------------------------------------------------------
 
-    @timed_call
+    @engine_call
     def diverged(self) -> torch.Tensor:
         """(N,) bool: envs whose physics went wrong since the last call.
 

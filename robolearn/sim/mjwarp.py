@@ -1,14 +1,22 @@
-"""The MuJoCo Warp engines: ``cuda`` (a GPU, substeps in a CUDA graph) and ``warp-cpu``.
+"""The MuJoCo Warp engines: ``cuda`` (a GPU) and ``warp-cpu`` (warp's CPU device).
 
 Both run the same ``mujoco_warp`` code with ``nworld = num_envs``; ``warp-cpu`` runs it on
 warp's CPU device, slowly, so that the GPU code path can be tested where there is no GPU.
-Fields are ``wp.to_torch`` views of the warp arrays (float32). On CUDA every launch goes to
-torch's current stream, so physics and policy are ordered without host synchronisation.
+Fields are ``wp.to_torch`` views of the warp arrays (float32). ``step(n)``, ``forward`` and
+the masked reset are each captured once into a graph (a CUDA graph on ``cuda``, Warp's CPU
+graph on ``warp-cpu``) and replayed; on CUDA every launch goes to torch's current stream,
+so physics and policy are ordered without host synchronisation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import dataclasses
+import gc
+import numbers
+import re
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 
 import mujoco
 import torch
@@ -68,6 +76,63 @@ _OVERFLOW_ADVICE = {
 }
 
 
+#: The Warp that first replayed MuJoCo Warp's step from a graph on its CPU device here:
+#: CPU capture came with Warp 1.13 and tiled kernels in it with 1.14, but only 1.19 is
+#: checked (tests/test_sim_warp.py); older ones run warp-cpu with plain launches.
+CPU_GRAPHS_SINCE = (1, 19)
+
+
+def graphs_unsupported(wp, device, model) -> str | None:
+    """Why MuJoCo Warp's step cannot be captured into a graph on ``device``; None if it can.
+
+    On CUDA the capture takes the scratch arrays that MuJoCo Warp allocates inside its step
+    from Warp's memory pool, and, where ``model.opt.graph_conditional`` is set (put_model
+    sets it), puts the solver's loop-until-converged into conditional graph nodes, which
+    need CUDA 12.4 in both the driver and the toolkit Warp was built with.
+    """
+    if device.is_cpu:
+        version = tuple(int(p) for p in re.findall(r"\d+", wp.__version__)[:2])
+        if version < CPU_GRAPHS_SINCE:
+            return f"Warp {wp.__version__} is older than the 1.19 checked to replay it on the CPU"
+        return None
+    reasons = []
+    if not wp.is_mempool_enabled(device):
+        reasons.append(
+            f"Warp's memory pool is disabled on {device}, and the step allocates scratch "
+            "arrays that a capture can only take from the pool"
+        )
+    if model.opt.graph_conditional and not wp.is_conditional_graph_supported():
+        driver, toolkit = wp.get_cuda_driver_version(), wp.get_cuda_toolkit_version()
+        reasons.append(
+            "conditional graph nodes, which hold the solver's loop, need CUDA 12.4 or newer "
+            f"(driver {driver}, Warp's toolkit {toolkit})"
+        )
+    return "; ".join(reasons) or None
+
+
+def _data_arrays(wp, data) -> Iterator:
+    """Every non-empty warp array of a MuJoCo Warp ``Data``, nested ones included."""
+    for field in dataclasses.fields(data):
+        value = getattr(data, field.name)
+        if dataclasses.is_dataclass(value):
+            yield from _data_arrays(wp, value)
+        elif isinstance(value, wp.array) and value.size:
+            yield value
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No garbage collection inside: a collection during a capture could free an old graph
+    or array and record that into the new graph."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class WarpEngine(Engine):
     """Many simulations on MuJoCo Warp, one warp "world" per env; float32 fields."""
 
@@ -97,6 +162,9 @@ class WarpEngine(Engine):
             self.m = self._put_model(model)
             self.d = self._put_data(model, nconmax, njmax)
             self._reset_mask = wp.zeros(self.num_envs, dtype=bool)
+            # 1 when any env reset in this step: the forward after resets runs only then,
+            # decided on the device (a conditional node in the graph)
+            self._any_reset = wp.zeros(1, dtype=wp.int32)
         self._bind_fields(lambda name: wp.to_torch(getattr(self.d, name)))
         self._overflow = wp.to_torch(self.d.overflow)
         self._overflow_kinds = _overflow_kinds(mjw.OverflowType)
@@ -109,8 +177,33 @@ class WarpEngine(Engine):
             len(self._overflow_kinds), dtype=torch.int64, device=self.device
         )
         self._reset_mask_t = wp.to_torch(self._reset_mask)
-        self._use_graph = bool(cuda_graph) and self.wp_device.is_cuda
+        self._any_reset_t = wp.to_torch(self._any_reset)
+        # captured graphs by call ("step", n), "forward", "reset"; see prepare()
         self._graphs: dict[object, object] = {}
+        self._warmed_up = False
+        self._wp_streams: dict[int, object] = {}  # torch stream handle -> its warp stream
+        self._use_graph = bool(cuda_graph)
+        if self._use_graph:
+            reason = graphs_unsupported(wp, self.wp_device, self.m)
+            if reason:
+                self._use_graph = False
+                warnings.warn(
+                    f"the {self.name} engine runs MuJoCo Warp without graphs: {reason}. "
+                    "Each step, forward and reset then launches its kernels (about 90 per "
+                    "substep for a humanoid) one by one from Python"
+                    + (
+                        ", and the solver's convergence is read on the host once per "
+                        "iteration (a synchronisation each)"
+                        if self.wp_device.is_cuda and self.m.opt.graph_conditional
+                        else ""
+                    )
+                    + ": several times slower per step at small and medium env counts "
+                    "(cuda_graph=False chooses this without the warning)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+        # put_data's uploads ran on warp's stream; torch may next write them on its own
+        wp.synchronize_device(self.wp_device)
 
     def _put_model(self, model: mujoco.MjModel):
         """The model on the device, with a batch axis on the per-env fields."""
@@ -145,58 +238,155 @@ class WarpEngine(Engine):
 
     # ---- launching --------------------------------------------------------------------
 
-    def _torch_stream(self):
-        """torch's current stream on our device, as a warp stream (CUDA only)."""
-        return self._wp.stream_from_torch(torch.cuda.current_stream(self.device))
+    def prepare(self, nsubsteps: int) -> None:
+        """Capture the graphs of ``step(nsubsteps)``, ``forward`` and the masked reset now,
+        so that no env step captures or compiles anything. Without graphs, a no-op."""
+        if isinstance(nsubsteps, bool) or not isinstance(nsubsteps, numbers.Integral):
+            raise RobolearnError(f"nsubsteps must be an integer >= 1, got {nsubsteps!r}")
+        if nsubsteps < 1:
+            raise RobolearnError(f"nsubsteps must be an integer >= 1, got {nsubsteps}")
+        if not self._use_graph:
+            return
+        nsubsteps = int(nsubsteps)
+        calls = (
+            (("step", nsubsteps), self._substeps(nsubsteps)),
+            ("forward", self._forward_all),
+            ("reset", self._masked_reset),
+            ("forward_if_any_reset", self._forward_if_any_reset),
+        )
+        with self._wp.ScopedDevice(self.wp_device):
+            for key, fn in calls:
+                if key not in self._graphs:
+                    self._capture(key, fn)
 
-    def _launch(self, key: object, fn) -> None:
+    def _torch_stream(self):
+        """torch's current stream on our device as a warp stream (CUDA only): one wrapper
+        per torch stream, made on its first use."""
+        stream = torch.cuda.current_stream(self.device)
+        wrapped = self._wp_streams.get(stream.cuda_stream)
+        if wrapped is None:
+            wrapped = self._wp_streams[stream.cuda_stream] = self._wp.stream_from_torch(stream)
+        return wrapped
+
+    def _launch(self, key: object, fn: Callable[[], None]) -> None:
         """Run ``fn`` (warp launches only) on our device, in torch's stream order.
 
-        On CUDA ``fn`` is captured once per key into a graph, then replayed on torch's
-        current stream: one launch per call, no host synchronisation.
+        With graphs, ``fn`` is captured once per key (by :meth:`prepare`, else here on its
+        first call) and replayed: one launch per call, no host synchronisation; on CUDA on
+        torch's current stream. Without, its kernels are launched one by one.
         """
         wp = self._wp
         with wp.ScopedDevice(self.wp_device):
-            if not self.wp_device.is_cuda:
-                fn()
-            elif not self._use_graph:
+            if self._use_graph:
+                graph = self._graphs.get(key)
+                if graph is None:
+                    graph = self._capture(key, fn)
+                if self.wp_device.is_cuda:
+                    wp.capture_launch(graph, stream=self._torch_stream())
+                else:
+                    wp.capture_launch(graph)
+            elif self.wp_device.is_cuda:
                 with wp.ScopedStream(self._torch_stream()):
                     fn()
             else:
-                graph = self._graphs.get(key)
-                if graph is None:
-                    # Captured on warp's own stream (CUDA cannot capture on torch's legacy
-                    # default stream); capturing records the launches without running them.
-                    with wp.ScopedCapture(force_module_load=True) as capture:
-                        fn()
-                    graph = self._graphs[key] = capture.graph
-                wp.capture_launch(graph, stream=self._torch_stream())
+                fn()
 
-    def _step(self, nsubsteps: int) -> None:
-        m, d, mjw = self.m, self.d, self._mjw
+    def _capture(self, key: object, fn: Callable[[], None]):
+        """Capture ``fn`` into the graph for ``key``, its kernels loaded first.
+
+        Captured on warp's own stream (CUDA cannot capture on torch's legacy default
+        stream); a capture records the launches without running them, on CUDA as on the
+        CPU. The garbage collector waits meanwhile (:func:`_gc_paused`).
+        """
+        if not self._warmed_up:
+            self._warm_up()
+        with _gc_paused(), self._wp.ScopedCapture(self.wp_device, force_module_load=False) as c:
+            fn()
+        self._graphs[key] = c.graph
+        return c.graph
+
+    def _warm_up(self) -> None:
+        """Run the reset (of no env), forward and one step once, uncaptured, so that every
+        kernel the graphs launch is compiled and loaded before any capture; then put the
+        whole state back, so that the envs go on exactly as if this had not run.
+
+        (``force_module_load`` would load every Warp module imported instead. MuJoCo Warp's
+        own benchmarks and mjlab load kernels inside the capture, which CUDA allows from
+        driver 12.3; a kernel of a branch the state did not take here still loads so.)
+        """
+        wp, mjw, m, d = self._wp, self._mjw, self.m, self.d
+        if self.wp_device.is_cuda:
+            torch.cuda.current_stream(self.device).synchronize()  # torch's writes land first
+        with wp.ScopedDevice(self.wp_device):
+            saved = [(array, wp.clone(array, device="cpu")) for array in _data_arrays(wp, d)]
+            no_env = wp.zeros(self.num_envs, dtype=bool)
+            try:
+                mjw.reset_data(m, d, reset=no_env)
+                mjw.forward(m, d)
+                mjw.step(m, d)
+            finally:
+                for array, copy in saved:
+                    wp.copy(array, copy)
+                wp.synchronize_device(self.wp_device)
+        self._warmed_up = True
+
+    def _substeps(self, nsubsteps: int) -> Callable[[], None]:
+        m, d, step = self.m, self.d, self._mjw.step
 
         def substeps() -> None:
             for _ in range(nsubsteps):
-                mjw.step(m, d)
+                step(m, d)
 
-        self._launch(("step", nsubsteps), substeps)
+        return substeps
+
+    def _step(self, nsubsteps: int) -> None:
+        self._launch(("step", nsubsteps), self._substeps(nsubsteps))
+
+    def _forward_all(self) -> None:
+        self._mjw.forward(self.m, self.d)
 
     def _forward(self) -> None:
-        self._launch("forward", lambda: self._mjw.forward(self.m, self.d))
+        self._launch("forward", self._forward_all)
+
+    def _masked_reset(self) -> None:
+        """MuJoCo Warp's reset of the worlds set in ``self._reset_mask``: what the "reset"
+        graph runs (:meth:`prepare` captures it; ``_reset_where`` replays it)."""
+        self._mjw.reset_data(self.m, self.d, reset=self._reset_mask)
 
     def _reset(self, env_ids: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None):
-        self._reset_mask_t.zero_()
-        self._reset_mask_t[env_ids] = True
-        self._launch("reset", lambda: self._mjw.reset_data(self.m, self.d, reset=self._reset_mask))
+        mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        mask[env_ids] = True
+        rows = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        rows[env_ids] = torch.arange(env_ids.numel(), device=self.device)
+        full = lambda x: None if x is None else x.index_select(0, rows)  # noqa: E731
+        self._reset_where(mask, full(qpos), full(qvel))
+
+    def _reset_where(
+        self, mask: torch.Tensor, qpos: torch.Tensor | None, qvel: torch.Tensor | None
+    ) -> None:
+        # MuJoCo Warp's reset takes a mask of worlds: no indices, no count, no host wait
+        self._reset_mask_t.copy_(mask)
+        self._launch("reset", self._masked_reset)
+        keep = ~mask.unsqueeze(-1)
         if qpos is not None:
-            self.qpos[env_ids] = qpos
+            torch.where(keep, self.qpos, qpos.to(self.dtype), out=self.qpos)
         if qvel is not None:
-            self.qvel[env_ids] = qvel
+            torch.where(keep, self.qvel, qvel.to(self.dtype), out=self.qvel)
 
     def _forward_envs(self, env_ids: torch.Tensor) -> None:
         # MuJoCo Warp's forward runs every world; it leaves their state (qpos, qvel,
         # warm start) untouched, so envs not reset continue exactly as they would have.
         self._forward()
+
+    def _forward_where(self, mask: torch.Tensor) -> None:
+        # The env step calls this at every step; a forward of every world when no env
+        # reset would cost about a substep for nothing. Whether any did is decided on the
+        # device, so the host does not wait to know.
+        self._any_reset_t.copy_(mask.any())
+        self._launch("forward_if_any_reset", self._forward_if_any_reset)
+
+    def _forward_if_any_reset(self) -> None:
+        self._wp.capture_if(self._any_reset, on_true=self._forward_all)
 
     def _diverged(self) -> torch.Tensor:
         """Diverged envs, and envs whose contact or constraint buffers overflowed since the
@@ -227,6 +417,9 @@ class WarpEngine(Engine):
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))
+
+    def _set_const_where(self, mask: torch.Tensor) -> None:
+        self._set_const(mask)
 
     def _set_const(self, env_ids: torch.Tensor) -> None:
         # MuJoCo Warp recomputes its constants for every world at once (its state is

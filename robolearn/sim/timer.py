@@ -16,7 +16,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 #: The engine calls a timer measures, by the name of the public method.
-TIMED_CALLS: tuple[str, ...] = ("step", "forward", "forward_envs", "reset", "diverged")
+TIMED_CALLS: tuple[str, ...] = (
+    "step",
+    "forward",
+    "forward_envs",
+    "forward_where",
+    "reset",
+    "reset_where",
+    "set_const_where",
+    "diverged",
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium
 import torch
 
-from robolearn.adapters import ActionScaling, observation_space
+from robolearn.adapters import ActionScaling, ended_episode_log, observation_space
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 
@@ -99,10 +99,9 @@ class SkrlVecEnv(Wrapper):
                 self.action_scaling.to_env(actions)
             )
         self._obs = obs
-        log = {
-            key: value if isinstance(value, torch.Tensor) else torch.tensor(float(value))
-            for key, value in extras["log"].items()
-        }
+        # statistics of ended episodes are NaN in a step where none ended: left out (skrl
+        # reads each value on the host anyway, to track it)
+        log = {k: torch.tensor(v) for k, v in ended_episode_log(extras["log"]).items()}
         return (
             obs[self.obs_group],
             reward.view(-1, 1),
