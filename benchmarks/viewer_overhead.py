@@ -2,8 +2,13 @@
 
 The training loop has no viewer hooks, so with no viewer attached its throughput is what
 training_throughput.py reports. This measures what attaching ``robolearn view --follow``
-(its own 4 envs, rendering, at nice 10) costs training on this machine, side by side:
-alone, with the viewer, alone again.
+(its own 4 envs, the default when following, at the lowest priority, SCHED_IDLE) costs
+training on this machine, side by side: alone; with the viewer and a client in the 3D mode
+(what a browser on the user's own machine asks the server for: the poses of its 4 envs at
+every new frame and the watched env's markers); with the viewer and a client of the
+rendered mode (JPEG frames rendered by the server); alone again. The clients are Python
+threads of this process: a browser would draw on another machine, so its drawing is not
+the server's cost. Each viewer run also prints the real-time factor its simulation reached.
 
     python benchmarks/viewer_overhead.py [--task humanoid_walk] [--num_envs 1024]
 """
@@ -16,19 +21,50 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from train_command import train_command
 
 
-def train(task: str, num_envs: int, iterations: int, root: Path, name: str, viewer: bool) -> float:
+def poll(url: str, mode: str, stop: threading.Event, counts: dict) -> None:
+    """What the page asks for, paced as the page paces it: in 3D the next poses as soon as
+    the last arrived (the server holds the request until a new frame, ``after``) and the
+    watched env's markers at most 15 times a second; rendered, the next JPEG frame 30 ms
+    after the last arrived."""
+    frame, markers_due = None, 0.0
+    while not stop.is_set():
+        try:
+            if mode == "3d":
+                after = "" if frame is None else f"&after={frame}"
+                with urllib.request.urlopen(f"{url}poses.bin?envs=0-3{after}") as r:
+                    body = r.read()
+                frame = int.from_bytes(body[4:8], "little")
+                if time.monotonic() >= markers_due:
+                    markers_due = time.monotonic() + 1 / 15
+                    with urllib.request.urlopen(f"{url}markers.json?envs=0") as r:
+                        r.read()
+            else:
+                with urllib.request.urlopen(f"{url}frame.jpg") as r:
+                    body = r.read()
+                time.sleep(0.03)
+            counts["frames"] += 1
+            counts["bytes"] += len(body)
+        except OSError:
+            time.sleep(0.2)  # the viewer is still starting
+
+
+def train(
+    task: str, num_envs: int, iterations: int, root: Path, name: str, client: str | None
+) -> float:
     cmd = train_command(
         task, num_envs, iterations, root, "--run_name", name, "agent.save_interval=1"
     )
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    watcher = None
-    if viewer:
+    watcher, stop, counts, thread = None, threading.Event(), {"frames": 0, "bytes": 0}, None
+    if client is not None:
         while not list(root.glob(f"{task}/*_{name}/model_*.pt")):
             time.sleep(0.2)
         watcher = subprocess.Popen(
@@ -46,13 +82,30 @@ def train(task: str, num_envs: int, iterations: int, root: Path, name: str, view
                 "--port",
                 "0",
             ],
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            text=True,
         )
+        line = watcher.stdout.readline()
+        url = line.split("viewer: ", 1)[1].split()[0]
+        thread = threading.Thread(target=poll, args=(url, client, stop, counts), daemon=True)
+        thread.start()
+    start = time.monotonic()
     proc.wait()
     if watcher is not None:
+        with urllib.request.urlopen(f"{url}state.json") as r:
+            reached = json.loads(r.read()).get("realtime_factor")
+        stop.set()
+        thread.join(10)
         watcher.terminate()
         watcher.wait()
+        seconds = time.monotonic() - start
+        print(
+            f"  {client} client: {counts['frames'] / seconds:.1f} frames/s, "
+            f"{counts['bytes'] / max(counts['frames'], 1):,.0f} bytes per frame, "
+            f"the viewer's simulation at x{reached} of real time",
+            file=sys.stderr,
+        )
     (progress,) = root.glob(f"{task}/*_{name}/progress.jsonl")
     rows = [json.loads(x) for x in progress.read_text().splitlines()][2:]  # skip warm-up
     return statistics.median(r["Perf/env_steps_per_s"] for r in rows)
@@ -66,18 +119,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        results = [
-            ("no viewer", train(args.task, args.num_envs, args.iterations, root, "a", False)),
-            (
-                "web viewer following (nice 10)",
-                train(args.task, args.num_envs, args.iterations, root, "b", True),
-            ),
-            (
-                "no viewer, again",
-                train(args.task, args.num_envs, args.iterations, root, "c", False),
-            ),
+        runs = [
+            ("no viewer", "a", None),
+            ("web viewer following, 3D client (SCHED_IDLE)", "b", "3d"),
+            ("web viewer following, rendered client (SCHED_IDLE)", "c", "rendered"),
+            ("no viewer, again", "d", None),
         ]
-    base = statistics.mean([results[0][1], results[2][1]])
+        results = [
+            (label, train(args.task, args.num_envs, args.iterations, root, name, client))
+            for label, name, client in runs
+        ]
+    base = statistics.mean([results[0][1], results[-1][1]])
     print(f"{args.task}, {args.num_envs} envs, cpu engine, training env steps/s (median)")
     print("| training | env steps/s | vs no viewer |")
     print("|---|---:|---:|")

@@ -211,6 +211,10 @@ def browser():
                 "--disable-component-update",
                 "--no-first-run",
                 "--disable-sync",
+                # WebGL2 without a GPU, for the 3D mode: SwiftShader, which Chromium no
+                # longer falls back to unasked
+                "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader",
             ],
         )
         yield b
@@ -230,7 +234,7 @@ def test_web_viewer_in_chromium_shows_the_robot_and_obeys_pause_and_step(browser
     url = viewer.url
     try:
         page = new_page(browser, viewport={"width": 1300, "height": 800})
-        page.goto(url)
+        page.goto(url + "?mode=rendered")  # MuJoCo's frames (the 3D mode is the default)
         page.wait_for_function("document.getElementById('frame').naturalWidth > 0")
         page.wait_for_function("parseInt(document.getElementById('steps').textContent) > 5")
         # the picture: retried until a frame shows the robot and its arrow (the first frames
@@ -478,8 +482,10 @@ def test_web_viewer_refuses_other_sites_foreign_hosts_and_missing_tokens(
         assert control(url, pause, token, content_type="text/plain")[0] == 415
         # DNS rebinding: a name that resolves to 127.0.0.1 but is not this server's
         port = url.rsplit(":", 1)[1].strip("/")
-        for path in ("/", "/state.json", "/frame.jpg"):
+        for path in ("/", "/state.json", "/frame.jpg", "/scene3d.json", "/poses.bin?envs=0"):
             status, _ = request(url, "GET", path, headers={"Host": f"evil.example:{port}"})
+            assert status == 403, path
+            status, _ = request(url, "GET", path, headers={"Origin": "http://evil.example"})
             assert status == 403, path
         assert control(url, pause, token, Host=f"evil.example:{port}")[0] == 403
         # what the page itself does stays allowed: same origin, localhost or 127.0.0.1
@@ -502,11 +508,67 @@ def test_state_json_never_carries_nan_or_infinity():
     assert strict_json(text) == {"a": None, "b": [None, None, 1.5], "c": {"d": None, "e": "ok"}}
 
 
+def markers_json(url: str, query: str, **headers: str) -> tuple[int, object]:
+    """GET /markers.json?<query>: the status and the strict-JSON answer."""
+    status, body = request(url, "GET", f"/markers.json?{query}", headers=headers or None)
+    return status, strict_json(body)
+
+
+def test_web_viewer_serves_the_markers_of_several_envs_as_json(tmp_path):
+    from robolearn.managers.markers import ACTUAL_RGBA, COMMAND_RGBA, CONTACT_RGBA
+
+    viewer = start_web_viewer(
+        tmp_path, "--task", "humanoid_walk", "--num_envs", "2", "--max_seconds", "600"
+    )
+    url = viewer.url
+    try:
+        status, found = markers_json(url, "envs=0,1")
+        assert status == 200 and set(found) == {"0", "1"}, found
+        colors = [pytest.approx(list(c), abs=1e-4) for c in (COMMAND_RGBA, ACTUAL_RGBA)]
+        for env_id, markers in found.items():
+            arrows = [m for m in markers if m["kind"] == "arrow" and m["rgba"] in colors]
+            assert len(arrows) == 2, (env_id, markers)  # the commanded and actual velocity
+            commanded, actual = arrows
+            assert commanded["rgba"] == colors[0] and actual["rgba"] == colors[1]
+            assert actual["start"][2] == pytest.approx(commanded["start"][2] + 0.05, abs=1e-4)
+        # the forces on bodies (the feet on the ground) and the root's frame, on request
+        status, found = markers_json(url, "envs=1&contacts=1&frame=1")
+        assert status == 200 and set(found) == {"1"}
+        kinds = [m["kind"] for m in found["1"]]
+        assert kinds.count("frame") == 1, kinds
+        assert any(m["rgba"] == pytest.approx(list(CONTACT_RGBA), abs=1e-4) for m in found["1"])
+        # paused, the state does not move: every answer is the same
+        token = page_token(url)
+        assert control(url, {"action": "pause"}, token)[0] == 200
+        wait_for_state(url, lambda s: s["paused"], "pause")
+        first = markers_json(url, "envs=0,1")
+        assert markers_json(url, "envs=0,1") == first
+        # the watched env when none is named; bad requests are 400, foreign hosts 403
+        assert set(markers_json(url, "")[1]) == {"0"}
+        for query, fragment in (
+            ("envs=2", "0 to 1"),
+            ("envs=a,b", "comma list"),
+            ("envs=-1", "comma list"),
+            ("envs=0&scale=3", "unknown parameter"),
+            ("envs=0&contacts=maybe", "contacts"),
+        ):
+            status, answer = markers_json(url, query)
+            assert status == 400 and fragment in answer["error"], (query, answer)
+        port = url.rsplit(":", 1)[1].strip("/")
+        assert markers_json(url, "envs=0", Host=f"evil.example:{port}")[0] == 403
+        assert markers_json(url, "envs=0", Origin="http://evil.example")[0] == 403
+        assert viewer.proc.poll() is None
+        assert "Traceback" not in viewer.stderr(), viewer.stderr()[-3000:]
+    finally:
+        viewer.stop()
+
+
 # ---- the session: commands validated on submit, the loop never ended by one --------------
 
 
 class FakeEnv:
-    """Just what ViewerSession touches; enough to drive its loop without physics."""
+    """Just what ViewerSession touches; enough to drive its loop without physics (and
+    without the telemetry, which reads the managers)."""
 
     num_envs, num_actions, step_dt = 2, 2, 0.001
     device = "cpu"
@@ -534,7 +596,7 @@ def test_session_validates_commands_on_submit():
         validate_command,
     )
 
-    session = ViewerSession(FakeEnv(), ActionSource())
+    session = ViewerSession(FakeEnv(), ActionSource(), telemetry=False)
     for body, fragment in BAD_COMMANDS:
         try:
             command = strict_json(body)
@@ -558,7 +620,7 @@ def test_session_loop_survives_a_failing_command(capsys):
     from robolearn.viewer.session import ActionSource, ViewerSession
 
     env = FakeEnv()
-    session = ViewerSession(env, ActionSource())
+    session = ViewerSession(env, ActionSource(), telemetry=False)
     # straight onto the queue, past submit's checks: what the loop must survive regardless
     for bad in (
         {"action": "speed", "value": "abc"},
@@ -614,23 +676,26 @@ def test_native_viewer_opens_a_window_and_renders_frames(xvfb, tmp_path):
     import mss
 
     # Retried until the window shows the robot in two different pictures (it is drawing, not
-    # frozen): how soon that is depends on the machine's load, so the wait is a condition.
-    first, seen = None, (0.0, 0)
+    # frozen) and has shown the command's green arrow (the terms' markers reach the window;
+    # a standing command has none): how soon that is depends on the machine's load, so the
+    # wait is a condition.
+    first, seen, arrow = None, (0.0, 0), 0
     deadline = time.time() + START_S
     try:
         with mss.MSS(display=xvfb) as grabber:
             while True:
                 shot = np.asarray(grabber.grab(grabber.monitors[1]))[..., :3].astype(np.int16)
                 seen = (float(shot.std()), robot_pixels(shot[:, :, ::-1]))
+                arrow = max(arrow, green_pixels(shot[:, :, ::-1]))
                 if seen[0] > 10 and seen[1] > 200:
                     if first is None:
                         first = shot
-                    elif (shot != first).any():
+                    elif (shot != first).any() and arrow > 30:
                         break
                 assert proc.poll() is None, f"the viewer exited: {err.read_text()[-3000:]}"
                 assert time.time() < deadline, (
-                    f"no robot drawn in {START_S} s (std, robot pixels) = {seen}: "
-                    f"{err.read_text()[-3000:]}"
+                    f"no robot and arrow drawn in {START_S} s (std, robot pixels) = {seen}, "
+                    f"green pixels {arrow}: {err.read_text()[-3000:]}"
                 )
                 time.sleep(0.5)
     finally:
@@ -772,6 +837,17 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
             timeout=2 * WAIT_S,
         )
         assert later["checkpoint"].endswith(f"model_{later['iteration']}.pt")
+        # the 3D mode goes on across reloads: the same scene, and poses that move
+        from robolearn.viewer.scene3d import decode_poses
+
+        status, body = request(url, "GET", "/scene3d.json")
+        assert status == 200 and strict_json(body)["nbody"] == 3, body[:200]
+        status, body = request(url, "GET", "/poses.bin?envs=0,1")
+        assert status == 200, body
+        poses = decode_poses(body)
+        status, body = request(url, "GET", f"/poses.bin?envs=0,1&after={poses['frame']}")
+        moved = decode_poses(body)
+        assert moved["frame"] != poses["frame"] and moved["steps"] > poses["steps"]
         assert len(progress(run)) > first["iteration"]  # training carried on meanwhile
         assert train.poll() is None, train_err.read_text()[-3000:]
     finally:
@@ -783,3 +859,349 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
         except subprocess.TimeoutExpired:
             train.kill()
             train.wait()
+
+
+# ---- the plots and the speed reached (an in-process viewer whose steps are slowed) -------
+
+
+class _StopViewerError(Exception):
+    """Raised in an in-process viewer's loop to end it."""
+
+
+def web_viewer_in_thread(session):
+    """Start a WebViewer of ``session`` serving from a thread of this process (its renderer
+    made and used there, as GL wants); returns (viewer, stop), stop() ending its loop."""
+    import queue
+
+    from robolearn.viewer.web import WebViewer
+
+    made: queue.Queue = queue.Queue()
+    failed: list = []
+    ending = threading.Event()
+    tick = session.tick
+
+    def tick_until_stopped(*args, **kwargs):
+        if ending.is_set():
+            raise _StopViewerError
+        return tick(*args, **kwargs)
+
+    session.tick = tick_until_stopped
+
+    def serve() -> None:
+        try:
+            viewer = WebViewer(session, port=0)
+        except BaseException as exc:
+            made.put(exc)
+            return
+        made.put(viewer)
+        try:
+            viewer.run(max_seconds=1200)
+        except _StopViewerError:
+            pass
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    viewer = made.get(timeout=START_S)
+    if isinstance(viewer, BaseException):
+        raise viewer
+
+    def stop() -> None:
+        ending.set()
+        thread.join(STOP_S)
+        assert not thread.is_alive(), "the viewer's loop did not end"
+        assert not failed, failed
+
+    return viewer, stop
+
+
+def colour_pixels(rgb: np.ndarray) -> int:
+    """Saturated pixels: the plots' lines (their background and grid are grey)."""
+    return int(((rgb.max(-1) - rgb.min(-1)) > 60).sum())
+
+
+def test_web_viewer_plots_the_watched_env_and_says_the_speed_reached(browser, monkeypatch):
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.session import build_setup
+    from robolearn.viewer.session import RandomActions, ViewerSession
+
+    setup = build_setup("humanoid_walk", [], play=True, num_envs=2, engine="cpu")
+    env = ManagerBasedRLEnv(setup.env_cfg)
+    step = env.step
+
+    def slow_step(actions):  # at most 20 steps a second: 0.4x real time with 0.02 s steps
+        time.sleep(0.05)
+        return step(actions)
+
+    monkeypatch.setattr(env, "step", slow_step)
+    # random actions: the humanoid falls, so episodes end and the plots move
+    session = ViewerSession(env, RandomActions(scale=1.0))
+    viewer, stop = web_viewer_in_thread(session)
+    url = viewer.url
+    try:
+        page = new_page(browser, viewport={"width": 1300, "height": 1600})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        # the speed: x4 asked, 0.4x at most reached, and the header says both
+        page.select_option("#speed", "4")
+        page.wait_for_function(
+            "/^x4 requested, x[0-9.]+ reached$/.test(document.getElementById('status').textContent)"
+        )
+        status = page.locator("#status").inner_text()
+        assert 0 < float(re.search(r"x([0-9.]+) reached", status).group(1)) <= 0.42, status
+        seen = wait_for_state(
+            url,
+            lambda s: s["speed"] == 4.0 and s["realtime_factor"] and s["frames_per_s"] > 0,
+            "the speed reached and the frames served",
+        )
+        assert seen["realtime_factor"] <= 0.42 and seen["steps_per_s"] <= 21, seen
+        page.wait_for_function(
+            "/steps\\/s .* frames\\/s/.test(document.getElementById('rates').textContent)"
+        )
+        # the plots: drawn, and moving as the env steps
+        rewards = page.locator('#plots [data-chart="rewards"] canvas')
+        rewards.wait_for()
+        deadline = time.time() + WAIT_S
+        while colour_pixels(first := image(rewards.screenshot())) < 200:
+            assert time.time() < deadline, "the rewards chart draws no lines"
+            time.sleep(0.5)
+        steps = state(url)["steps"]
+        wait_for_state(url, lambda s: s["steps"] > steps + 10, "steps")
+        deadline = time.time() + WAIT_S
+        while np.array_equal(image(rewards.screenshot()), first):
+            assert time.time() < deadline, "the rewards chart does not move"
+            time.sleep(0.5)
+        for chart in ("command:base_velocity", "command:gait", "actions"):
+            assert page.locator(f'#plots [data-chart="{chart}"] canvas').count() == 1, chart
+        legend = page.locator('#plots [data-chart="rewards"] .plot-legend').inner_text()
+        assert all(name in legend for name in env.reward_manager.term_names), legend
+        # an observation term, ticked in the chooser, gets its chart
+        page.check('#plot-terms input[value="joint_pos"]')
+        joint_pos = page.locator('#plots [data-chart="obs:joint_pos"] canvas')
+        joint_pos.wait_for()
+        page.wait_for_function(
+            "document.querySelectorAll('#plots [data-chart=\"obs:joint_pos\"] .plot-key')"
+            ".length === 21"
+        )
+        # what ended the episodes, as text
+        page.wait_for_function(
+            "/base_too_low|base_contact|time_out/"
+            ".test(document.getElementById('plot-terminations').textContent)"
+        )
+        # another env watched: its own history
+        page.select_option("#env", "1")
+        page.wait_for_function("/^env 1,/.test(document.getElementById('plot-env').textContent)")
+        # GET /telemetry.json as a script reads it, with the checks every GET has
+        status_code, body = request(url, "GET", "/telemetry.json?since=-1&obs=base_lin_vel")
+        answer = strict_json(body)
+        assert status_code == 200 and answer["env"] == 1, answer
+        assert [c["id"] for c in answer["charts"]][-1] == "obs:base_lin_vel"
+        status_code, body = request(url, "GET", f"/telemetry.json?since={answer['last']}")
+        assert status_code == 200 and strict_json(body)["from"] == answer["last"] + 1
+        for query, fragment in (
+            ("since=abc", "since"),
+            ("since=-5", "since"),
+            ("obs=joint_poss", "did you mean"),
+            ("every=1", "unknown parameter"),
+        ):
+            status_code, body = request(url, "GET", f"/telemetry.json?{query}")
+            assert status_code == 400 and fragment in strict_json(body)["error"], (query, body)
+        port = url.rsplit(":", 1)[1].strip("/")
+        for path in ("/telemetry.json", "/plots.js"):
+            assert request(url, "GET", path, headers={"Host": f"evil.example:{port}"})[0] == 403
+        status_code, body = request(url, "GET", "/plots.js")
+        assert status_code == 200 and b"RobolearnPlots" in body
+        assert request(url, "GET", "/index.js")[0] == 404
+        assert errors == [], errors
+    finally:
+        stop()
+
+
+# ---- the 3D mode: the page draws the scene itself from the poses (static/scene3d.js) -----
+
+
+def bright_pixels(rgb: np.ndarray) -> int:
+    """Pixels lighter than the 3D view's sky (bluish grey, mean 104) and ground (darker):
+    the robots, grey or tinted when selected."""
+    return int((rgb.mean(-1) > 130).sum())
+
+
+def magenta_pixels(rgb: np.ndarray) -> int:
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return int(((r > 150) & (b > 150) & (g < 90)).sum())
+
+
+def new_frames(page, count: int = 2) -> None:
+    """Wait until the 3D view has drawn ``count`` more frames with new poses."""
+    seen = page.evaluate("robolearn3d.stats.newFrames")
+    page.wait_for_function(f"robolearn3d.stats.newFrames >= {seen + count}")
+
+
+# the camera looks at (follows) env `env`'s root body: the check the page's follow makes
+FOLLOWS = """(env) => {
+  const v = robolearn3d, k = v.slotOf(env);
+  if (k < 0) return false;
+  const root = v.bodyPose(k, v.anchor)[0], t = v.camera.target;
+  return Math.hypot(root[0] - t[0], root[1] - t[1], root[2] - t[2]) < 1e-3;
+}"""
+
+
+def humanoids_in_thread(num_envs: int):
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.session import build_setup
+    from robolearn.viewer.session import ActionSource, ViewerSession
+
+    setup = build_setup("humanoid_walk", [], play=True, num_envs=num_envs, engine="cpu")
+    session = ViewerSession(ManagerBasedRLEnv(setup.env_cfg), ActionSource())
+    return web_viewer_in_thread(session)
+
+
+def test_web_viewer_3d_mode_draws_the_robots_follows_the_watched_env_and_picks_on_click(
+    browser,
+):
+    viewer, stop = humanoids_in_thread(16)
+    url = viewer.url
+    try:
+        page = new_page(browser, viewport={"width": 1300, "height": 800})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url + "?shown=4")
+        page.wait_for_function("window.robolearn3d && robolearn3d.stats.newFrames > 2")
+        # WebGL2 works here (SwiftShader), so the page chose the 3D mode and renders no JPEG
+        assert page.locator("#mode").input_value() == "3d"
+        assert page.locator("#frame").is_hidden()
+        assert page.locator("#shown").input_value() == "4"
+        # the picture: not uniform, with robots in it; 4 envs spread on a flat task
+        deadline = time.time() + WAIT_S
+        while True:
+            shot = image(page.locator("#view3d").screenshot())
+            seen = (float(shot.std()), bright_pixels(shot))
+            if seen[0] > 10 and seen[1] > 1000:
+                break
+            assert time.time() < deadline, f"no robots drawn (std, bright pixels) = {seen}"
+            time.sleep(0.5)
+        assert page.evaluate("[robolearn3d.view.spread, robolearn3d.poses.n]") == [True, 4]
+        page.wait_for_function(FOLLOWS, arg=0)
+        # another env chosen in the page: the camera follows it, the picture changes
+        target = page.evaluate("robolearn3d.camera.target")
+        page.select_option("#env", "2")
+        wait_for_state(url, lambda s: s["env"] == 2, "the env selector")
+        page.wait_for_function(FOLLOWS, arg=2)
+        moved = np.subtract(page.evaluate("robolearn3d.camera.target"), target)
+        assert np.hypot(*moved[:2]) > 1.0, moved  # a grid cell away (spread 2.4 m apart)
+        new_frames(page)
+        assert not np.array_equal(image(page.locator("#view3d").screenshot()), shot)
+        # a click on another robot watches it (paused: robots that stand still are clicked
+        # where they are drawn): the first env whose root is not hidden
+        page.click("#pause")
+        paused = wait_for_state(url, lambda s: s["paused"], "pause")
+        page.wait_for_function(f"robolearn3d.poses.steps === {paused['steps']}")
+        box = page.locator("#canvas3d").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        distance = page.evaluate("robolearn3d.camera.distance")
+        page.mouse.wheel(0, 600)  # the wheel zooms out: the other robots come into view
+        page.wait_for_function(f"robolearn3d.camera.distance > 2 * {distance}")
+        page.wait_for_function("!robolearn3d.dirty")
+        for env in (3, 0, 1):
+            xy = page.evaluate("(env) => robolearn3d.screenPosition(env)", env)
+            if xy and page.evaluate("([x, y]) => robolearn3d.pickAt(x, y)", xy) == env:
+                break
+        else:
+            pytest.fail("no other robot in sight to click")
+        page.mouse.click(*xy)
+        wait_for_state(url, lambda s: s["env"] == env, "the env clicked")
+        page.wait_for_function(FOLLOWS, arg=env)
+        # markers, as /markers.json lists them (a stub list here): shapes and a text label
+        page.select_option("#markers", "none")  # no polling: the stub stays
+        page.evaluate(
+            """(env) => {
+              const v = robolearn3d, k = v.slotOf(env), f = v.poses.floats;
+              const o = (k * v.poses.nbody + v.anchor) * 7, p = [f[o], f[o + 1], f[o + 2] + 0.9];
+              const up = [p[0], p[1], p[2] + 0.5], magenta = [1, 0, 1, 1];
+              v.markers = {[env]: [
+                {kind: 'sphere', start: p, end: null, size: 0.2, rgba: magenta},
+                {kind: 'arrow', start: p, end: up, size: 0.03, rgba: [0, 1, 0, 1]},
+                {kind: 'box', start: up, size: 0.05, rgba: magenta, quat: [0.9, 0, 0, 0.4],
+                 half_extents: [0.1, 0.05, 0.05]},
+                {kind: 'frame', start: p, size: 0.3, rgba: [1, 1, 1, 1], quat: null},
+                {kind: 'line', start: p, end: [p[0] + 0.5, p[1], p[2]], size: 0.01,
+                 rgba: [1, 1, 0, 1]},
+                {kind: 'text', start: up, text: 'stub label', rgba: [1, 1, 1, 1]},
+                {kind: 'sphere', start: [NaN, 0, 0], size: 1, rgba: magenta},  // skipped
+              ]};
+              v.dirty = true;
+            }""",
+            env,
+        )
+        page.wait_for_function("robolearn3d.stats.triangles > 0 && !robolearn3d.dirty")
+        page.wait_for_function(
+            "[...document.querySelectorAll('#labels3d .label3d')]"
+            ".some((d) => !d.hidden && d.textContent === 'stub label')"
+        )
+        assert magenta_pixels(image(page.locator("#view3d").screenshot())) > 300
+        assert errors == [], errors
+    finally:
+        stop()
+
+
+def test_web_viewer_3d_mode_shows_more_robots_when_more_envs_are_shown(browser):
+    viewer, stop = humanoids_in_thread(16)
+    url = viewer.url
+    try:
+        page = new_page(browser, viewport={"width": 1300, "height": 800})
+        page.goto(url + "?shown=1&markers=none")
+        page.wait_for_function("window.robolearn3d && robolearn3d.stats.newFrames > 2")
+        # a fixed camera over the grid of spread envs
+        page.uncheck("#follow")
+        wait_for_state(url, lambda s: not s["follow_camera"], "follow camera off")
+        page.wait_for_function("robolearn3d.view.follow === false")
+        page.evaluate(
+            "Object.assign(robolearn3d.camera, {target: [0, 0, 0.5], distance: 13, "
+            "elevation: -40}); robolearn3d.dirty = true"
+        )
+        new_frames(page)
+        one = bright_pixels(image(page.locator("#view3d").screenshot()))
+        calls_one = page.evaluate("robolearn3d.stats.drawCalls")
+        page.select_option("#shown", "16")
+        page.wait_for_function("robolearn3d.poses.n === 16")
+        assert one > 200, one
+        # retried until a frame with all 16 arrives (a loaded machine may be a few behind)
+        deadline = time.time() + WAIT_S
+        while True:
+            new_frames(page)
+            sixteen = bright_pixels(image(page.locator("#view3d").screenshot()))
+            if sixteen > 6 * one or time.time() > deadline:
+                break
+        assert sixteen > 6 * one, (one, sixteen)
+        # instanced: a draw call per geom whatever the count (two where near robots get
+        # finer meshes than far ones); a frame is the header, the env ids and 7 floats a body
+        stats = page.evaluate("robolearn3d.stats")
+        assert stats["drawCalls"] <= 2 * calls_one, (calls_one, stats)
+        assert stats["lastPoseBytes"] == 32 + 16 * 4 + 16 * 23 * 7 * 4, stats
+    finally:
+        stop()
+
+
+def test_web_viewer_without_webgl_falls_back_to_rendered_frames():
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed: the set-up command installs it (scripts/setup.sh)")
+    from playwright.sync_api import sync_playwright
+
+    viewer, stop = humanoids_in_thread(2)
+    try:
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                timeout=START_S * 1000,
+                args=["--no-sandbox", "--disable-gpu", "--disable-3d-apis"],
+            )
+            page = new_page(b)
+            page.goto(viewer.url)
+            page.wait_for_function("document.getElementById('frame').naturalWidth > 0")
+            assert page.locator("#mode").input_value() == "rendered"
+            assert page.locator("#view3d").is_hidden() and page.locator("#frame").is_visible()
+            b.close()
+    finally:
+        stop()

@@ -90,11 +90,12 @@ class ReachTargetCommand(CommandTerm):
         return {"position_error": distance, "reached": (distance < REACHED).float()}
 
     def debug_markers(self, env_id: int) -> list[Marker]:
-        target = tuple(self._target[env_id].tolist())
-        ee = tuple(ee_pos(self.env)[env_id].tolist())
+        """The target as a red sphere and the end effector as a small green one."""
+        rows = torch.stack((self._target[env_id], ee_pos(self.env)[env_id]))
+        target, ee = rows.tolist()  # one transfer from the device
         return [
-            Marker("sphere", target, rgba=(0.9, 0.15, 0.15, 0.8), size=0.035),
-            Marker("sphere", ee, rgba=(0.15, 0.8, 0.25, 0.8), size=0.02),
+            Marker("sphere", tuple(target), rgba=(0.9, 0.15, 0.15, 0.8), size=0.035),
+            Marker("sphere", tuple(ee), rgba=(0.15, 0.8, 0.25, 0.8), size=0.02),
         ]
 
 

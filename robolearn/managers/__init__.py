@@ -28,7 +28,6 @@ from robolearn.managers.command import (
     CommandTermCfg,
     GaitPhaseCommand,
     GaitPhaseCommandCfg,
-    Marker,
     UniformVelocityCommand,
     UniformVelocityCommandCfg,
     VelocityRanges,
@@ -36,6 +35,12 @@ from robolearn.managers.command import (
 )
 from robolearn.managers.curriculum import CurriculumManager, CurriculumTermCfg
 from robolearn.managers.event import EventManager, EventTermCfg
+from robolearn.managers.markers import (
+    Marker,
+    collect_markers,
+    contact_force_markers,
+    root_frame_markers,
+)
 from robolearn.managers.observation import (
     NoiseCfg,
     ObservationGroupCfg,
@@ -81,7 +86,10 @@ __all__ = [
     "UniformVelocityCommandCfg",
     "VelocityRanges",
     "as_env_mask",
+    "collect_markers",
+    "contact_force_markers",
     "gaussian_noise",
     "register_command",
+    "root_frame_markers",
     "uniform_noise",
 ]

@@ -22,6 +22,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ClassTermManager
+from robolearn.managers.markers import Marker
 from robolearn.math import columns
 
 if TYPE_CHECKING:
@@ -116,6 +117,11 @@ class ActionTerm:
     def reset(self, env_mask: torch.Tensor) -> None:
         """Forget the last action of the envs where ``env_mask`` ((N,) bool) is true."""
         self.raw_actions.masked_fill_(env_mask.unsqueeze(-1), 0.0)
+
+    def debug_markers(self, env_id: int) -> list[Marker]:
+        """What viewers and videos draw for env ``env_id`` (e.g. a target pose as a
+        frame); nothing by default."""
+        return []
 
 
 class JointPositionAction(ActionTerm):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.managers.markers import Marker
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -54,6 +55,12 @@ class ManagerTerm(abc.ABC):
     @abc.abstractmethod
     def __call__(self, env: ManagerBasedRLEnv, *args: Any, **params: Any) -> torch.Tensor:
         """The term's value this step, as the function form of the term returns it."""
+
+    def debug_markers(self, env_id: int) -> list[Marker]:
+        """What viewers and videos draw for env ``env_id`` (:class:`Marker` shapes in the
+        world frame, e.g. the points a scan reads); nothing by default. Called per shown
+        env per frame, on the thread that steps the env, never during training."""
+        return []
 
 
 def resolve_term(
@@ -155,6 +162,17 @@ class ManagerBase:
         self._terms: dict[str, Any] = {
             name: self._build_term(name, term_cfg) for name, term_cfg in cfg.items()
         }
+
+    def debug_markers(self, env_id: int) -> list[Marker]:
+        """What the terms draw for env ``env_id``: each term's ``debug_markers(env_id)``
+        (class terms have one; function terms draw nothing), in config order, leaving out
+        terms whose config has ``debug_vis`` off."""
+        markers: list[Marker] = []
+        for term in self._terms.values():
+            draw = getattr(term, "debug_markers", None)
+            if draw is not None and getattr(getattr(term, "cfg", None), "debug_vis", True):
+                markers += draw(env_id)
+        return markers
 
     @property
     def active_terms(self) -> list[str]:

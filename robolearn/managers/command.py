@@ -21,37 +21,11 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ClassTermManager, as_env_mask
+from robolearn.managers.markers import ACTUAL_RGBA, COMMAND_RGBA, Marker
 from robolearn.math import quat_rotate, sample_uniform, wrap_to_pi, yaw_from_quat, yaw_quat
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A debug drawing for the viewers and videos, in the world frame (m).
-
-    ``arrow``: from ``start`` to ``end``, ``size`` wide; ``sphere``: at ``start``, of
-    radius ``size``; ``text``: ``text`` written at ``start``. Colors are RGBA in [0, 1].
-    """
-
-    kind: str
-    start: tuple[float, float, float]
-    end: tuple[float, float, float] | None = None
-    rgba: tuple[float, float, float, float] = (1.0, 0.2, 0.2, 0.9)
-    size: float = 0.025
-    text: str = ""
-
-
-COMMAND_RGBA = (0.1, 0.8, 0.2, 0.9)
-"""Green: a commanded quantity (e.g. the commanded base velocity)."""
-ACTUAL_RGBA = (0.15, 0.35, 1.0, 0.9)
-"""Blue: the quantity the robot achieves (e.g. its actual base velocity)."""
-
-
-def _point(t: torch.Tensor) -> tuple[float, float, float]:
-    x, y, z = t.detach().cpu().double().tolist()
-    return (x, y, z)
 
 
 @dataclass
@@ -248,29 +222,38 @@ class UniformVelocityCommand(CommandTerm):
     def debug_markers(self, env_id: int) -> list[Marker]:
         """The commanded velocity (green) and the actual one (blue, just above it) as
         arrows from above the base."""
-        origin, commanded, actual = (t[env_id] for t in self.debug_arrows())
-        lifted = origin + torch.tensor([0.0, 0.0, 0.05], device=origin.device)
+        arrows = torch.stack(self.debug_arrows(env_id)).squeeze(1)
+        origin, commanded, actual = arrows.detach().cpu().double().tolist()  # one transfer
+        lifted = (origin[0], origin[1], origin[2] + 0.05)
         return [
-            Marker("arrow", _point(origin), _point(origin + commanded), COMMAND_RGBA),
-            Marker("arrow", _point(lifted), _point(lifted + actual), ACTUAL_RGBA),
+            Marker("arrow", tuple(origin), _plus(origin, commanded), COMMAND_RGBA),
+            Marker("arrow", lifted, _plus(lifted, actual), ACTUAL_RGBA),
         ]
 
-    def debug_arrows(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(origin, commanded velocity, actual velocity), each (N, 3) in the world frame.
+    def debug_arrows(
+        self, env_id: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(origin, commanded velocity, actual velocity), each (N, 3) in the world frame,
+        or (1, 3) for env ``env_id`` alone.
 
         Velocities are planar (z = 0), expressed in the world: what a viewer draws as arrows
         from above the robot's base.
         """
         scene = self.env.scene
-        heading = yaw_quat(scene.root_quat_w)
-        cmd = torch.zeros(self.env.num_envs, 3, device=self.env.device)
-        cmd[:, :2] = self._command[:, :2]
+        rows = slice(None) if env_id is None else slice(env_id, env_id + 1)
+        heading = yaw_quat(scene.root_quat_w[rows])
+        cmd = torch.zeros_like(scene.root_pos_w[rows])
+        cmd[:, :2] = self._command[rows, :2]
         commanded = quat_rotate(heading, cmd)
-        actual = scene.root_lin_vel_w.clone()
+        actual = scene.root_lin_vel_w[rows].clone()
         actual[:, 2] = 0.0
-        origin = scene.root_pos_w.clone()
+        origin = scene.root_pos_w[rows].clone()
         origin[:, 2] += 0.5
         return origin, commanded, actual
+
+
+def _plus(a: list[float], b: list[float]) -> tuple[float, float, float]:
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
 @dataclass

@@ -144,11 +144,10 @@ class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
         """The scanned ground points of ``env_id`` as small spheres (after a compute)."""
         if self.points_xy is None or self.ground is None:
             return []
-        xy = self.points_xy[env_id].detach().cpu().double()
-        z = self.ground[env_id].detach().cpu().double()
+        points = torch.cat((self.points_xy[env_id], self.ground[env_id].unsqueeze(-1)), -1)
         return [
-            Marker("sphere", (float(x), float(y), float(h)), rgba=SCAN_RGBA, size=0.015)
-            for (x, y), h in zip(xy.tolist(), z.tolist(), strict=True)
+            Marker("sphere", (x, y, z), rgba=SCAN_RGBA, size=0.015)
+            for x, y, z in points.detach().cpu().double().tolist()  # one transfer
         ]
 
 

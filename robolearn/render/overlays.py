@@ -1,62 +1,129 @@
-"""Debug drawings added to a MuJoCo scene: what command terms draw (velocity arrows,
-targets), what observation terms draw (a height scan's points), the terrain tile of the
-env; contacts come from MuJoCo's own visualization flags (contact points and forces)."""
+"""Debug drawings added to a MuJoCo scene, for the videos, the server-rendered frames and
+the native viewer: every kind of :class:`~robolearn.managers.Marker` (arrow, sphere, box,
+frame, line, text) that the env's terms draw (:func:`collect_markers`: velocity arrows,
+targets, a height scan's points, the terrain label). Contacts in these pictures come from
+MuJoCo's own visualization flags (:func:`contact_option`: contact points and forces); the
+browser's 3D mode gets them as arrows (:func:`~robolearn.managers.markers.contact_force_markers`).
+"""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
 
-from robolearn.managers import Marker
+from robolearn.managers.markers import (
+    Marker,
+    collect_markers,
+    contact_force_markers,
+    root_frame_markers,
+    terrain_label,
+)
+
+__all__ = [
+    "add_arrow",
+    "add_marker",
+    "collect_markers",
+    "command_markers",
+    "contact_force_markers",
+    "contact_option",
+    "root_frame_markers",
+    "terrain_label",
+]
+
+_AXIS_RGB = ((0.9, 0.1, 0.1), (0.1, 0.8, 0.1), (0.1, 0.3, 1.0))  # a frame's x, y, z
+_IDENTITY = np.eye(3).flatten()
 
 
-def add_marker(scene: mujoco.MjvScene, marker) -> None:
-    """Append a :class:`~robolearn.managers.Marker` (an arrow or a sphere) to ``scene``, if
-    there is room."""
+def add_marker(scene: mujoco.MjvScene, marker: Marker) -> None:
+    """Append a :class:`~robolearn.managers.Marker` of any kind to ``scene``, as far as
+    there is room (a frame takes three geoms)."""
     if scene.ngeom >= scene.maxgeom:
         return
+    kind = marker.kind
     rgba = np.asarray(marker.rgba, dtype=np.float32)
-    if marker.kind == "arrow":
+    if kind == "arrow":
         add_arrow(scene, marker.start, marker.end, rgba, width=marker.size)
-    elif marker.kind == "sphere":
-        geom = scene.geoms[scene.ngeom]
-        mujoco.mjv_initGeom(
-            geom,
+    elif kind == "line":
+        _add_connector(
+            scene, mujoco.mjtGeom.mjGEOM_CYLINDER, marker.start, marker.end, rgba, marker.size
+        )
+    elif kind == "sphere":
+        _add_geom(
+            scene,
             mujoco.mjtGeom.mjGEOM_SPHERE,
             np.full(3, marker.size),
-            np.asarray(marker.start, dtype=np.float64),
-            np.eye(3).flatten(),
+            marker.start,
+            _IDENTITY,
             rgba,
         )
-        scene.ngeom += 1
-    elif marker.kind == "text":
+    elif kind == "box":
+        half = marker.half_extents if marker.half_extents is not None else (marker.size,) * 3
+        _add_geom(
+            scene,
+            mujoco.mjtGeom.mjGEOM_BOX,
+            np.asarray(half, dtype=np.float64),
+            marker.start,
+            _rotation(marker.quat),
+            rgba,
+        )
+    elif kind == "frame":
+        axes = _rotation(marker.quat).reshape(3, 3)
+        start = np.asarray(marker.start, dtype=np.float64)
+        width = max(marker.size / 25.0, 1e-3)
+        for k, rgb in enumerate(_AXIS_RGB):
+            color = np.asarray((*rgb, marker.rgba[3]), dtype=np.float32)
+            add_arrow(scene, start, start + marker.size * axes[:, k], color, width=width)
+    elif kind == "text":
         # MuJoCo writes a geom's label beside it: an invisible dot carries the text.
-        geom = scene.geoms[scene.ngeom]
-        mujoco.mjv_initGeom(
-            geom,
+        geom = _add_geom(
+            scene,
             mujoco.mjtGeom.mjGEOM_SPHERE,
             np.full(3, 1e-3),
-            np.asarray(marker.start, dtype=np.float64),
-            np.eye(3).flatten(),
+            marker.start,
+            _IDENTITY,
             np.zeros(4, dtype=np.float32),
         )
         geom.label = marker.text[:99]  # mjvGeom.label holds 100 bytes
-        scene.ngeom += 1
 
 
 def add_arrow(scene: mujoco.MjvScene, start, end, rgba: np.ndarray, width: float = 0.025) -> None:
     """Append an arrow from ``start`` to ``end`` (world, m) to ``scene``, if there is room."""
+    _add_connector(scene, mujoco.mjtGeom.mjGEOM_ARROW, start, end, rgba, width)
+
+
+def _add_connector(
+    scene: mujoco.MjvScene, kind, start, end, rgba: np.ndarray, width: float
+) -> None:
     if scene.ngeom >= scene.maxgeom:
         return
     start, end = np.asarray(start, dtype=np.float64), np.asarray(end, dtype=np.float64)
     if np.linalg.norm(end - start) < 1e-4:
         return
     geom = scene.geoms[scene.ngeom]
-    mujoco.mjv_initGeom(
-        geom, mujoco.mjtGeom.mjGEOM_ARROW, np.zeros(3), np.zeros(3), np.zeros(9), rgba
-    )
-    mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_ARROW, width, start, end)
+    mujoco.mjv_initGeom(geom, kind, np.zeros(3), np.zeros(3), np.zeros(9), rgba)
+    mujoco.mjv_connector(geom, kind, width, start, end)
     scene.ngeom += 1
+
+
+def _add_geom(scene: mujoco.MjvScene, kind, size, pos, mat, rgba: np.ndarray):
+    """Append one geom (the caller checked there is room); returns it."""
+    geom = scene.geoms[scene.ngeom]
+    mujoco.mjv_initGeom(geom, kind, size, np.asarray(pos, dtype=np.float64), mat, rgba)
+    scene.ngeom += 1
+    return geom
+
+
+def _rotation(quat) -> np.ndarray:
+    """A (w, x, y, z) quaternion (None: none) as a flat 3x3 rotation matrix."""
+    if quat is None:
+        return _IDENTITY
+    q = np.asarray(quat, dtype=np.float64)
+    norm = np.linalg.norm(q)
+    if not np.isfinite(norm) or norm < 1e-9:
+        return _IDENTITY
+    mat = np.zeros(9)
+    mujoco.mju_quat2Mat(mat, q / norm)
+    return mat
 
 
 def contact_option(show: bool = True) -> mujoco.MjvOption:
@@ -67,24 +134,7 @@ def contact_option(show: bool = True) -> mujoco.MjvOption:
     return option
 
 
-def command_markers(env, env_id: int) -> list:
-    """What the env's terms draw for env ``env_id``: the command terms' markers (velocity
-    arrows, targets...) for terms with ``debug_vis`` on, then those of any class-based
-    observation term that has ``debug_markers`` (a height scan's ground points)."""
-    markers = []
-    for term in env.command_manager.terms.values():
-        if term.cfg.debug_vis:
-            markers += term.debug_markers(env_id)
-    return markers + env.observation_manager.debug_markers(env_id) + terrain_label(env, env_id)
-
-
-def terrain_label(env, env_id: int) -> list:
-    """On a generated terrain, env ``env_id``'s sub-terrain and level written above its
-    robot; nothing elsewhere."""
-    terrain = env.scene.terrain
-    if terrain is None or env.scene.root_body_id is None:
-        return []
-    x, y, z = env.scene.root_pos_w[env_id].tolist()
-    kind = terrain.column_types[int(terrain.env_cols[env_id])]
-    text = f"{kind}, level {int(terrain.levels[env_id])}/{terrain.num_rows - 1}"
-    return [Marker("text", (x, y, z + 0.5), text=text)]
+def command_markers(env, env_id: int) -> list[Marker]:
+    """What the env's terms draw for env ``env_id``, with the terrain label: the older name
+    of :func:`~robolearn.managers.markers.collect_markers` with its defaults."""
+    return collect_markers(env, env_id)

@@ -29,7 +29,7 @@ import mujoco
 
 from robolearn.errors import RobolearnError
 from robolearn.render.overlays import add_marker
-from robolearn.viewer.session import SPEEDS, ViewerSession
+from robolearn.viewer.session import SPEEDS, ViewerSession, speed_text
 
 _KEYS = {
     32: {"action": "toggle"},  # space
@@ -182,11 +182,19 @@ def exit_if_window_lingers(status: int) -> None:
     faulthandler.dump_traceback_later(30, exit=True)
 
 
+def _speed_line(s: dict[str, Any]) -> str:
+    """The status overlay's speed line: what the web page's header says, with env steps/s."""
+    text = speed_text(s)
+    if s.get("steps_per_s") is not None:
+        text += f"  ({s['steps_per_s']:.0f} steps/s)"
+    return text
+
+
 def _texts(session: ViewerSession) -> list[tuple]:
     s = session.status()
     left = [
         f"env {s['env']}/{s['num_envs']}  step {s['steps']}  t {s['episode_time_s']:.2f} s",
-        "paused" if s["paused"] else f"running x{s['speed']}",
+        _speed_line(s),
         f"last reset: {s['last_termination'] or '-'}",
     ]
     if "terrain" in s:

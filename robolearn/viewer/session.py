@@ -2,9 +2,11 @@
 
 Native and web viewers share this: pause, single step, reset one env or all, speed, the env
 being watched, the follow camera, and the numbers shown beside the picture (per-term
-rewards, command and actual velocity, the termination reason of the last reset). All env
-calls happen on the thread that calls :meth:`ViewerSession.tick`; other threads (a web
-request, a key press) only :meth:`submit` commands.
+rewards, command and actual velocity, the termination reason of the last reset), the speed
+really reached (:meth:`ViewerSession.rates`) and the watched env's recent history, for the
+plots (:class:`~robolearn.viewer.telemetry.Telemetry`). All env calls happen on the thread
+that calls :meth:`ViewerSession.tick`; other threads (a web request, a key press) only
+:meth:`submit` commands.
 
 A command comes from outside (a browser, a script), so :func:`validate_command` checks it on
 the submitting thread, where the sender can still be told what was wrong; the loop checks it
@@ -26,11 +28,19 @@ import torch
 from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.managers import UniformVelocityCommand
 from robolearn.render.overlays import command_markers
+from robolearn.viewer.telemetry import Rate, Telemetry
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 """The speeds the viewers offer (x real time); any finite speed in [MIN_SPEED, MAX_SPEED]
 is accepted from scripts."""
 MIN_SPEED, MAX_SPEED = 0.05, 8.0
+REACHED_TOLERANCE = 0.1
+"""A speed counts as reached when the measured real-time factor is within this fraction of
+it; otherwise the viewers say what was requested and what was reached."""
+RATE_WINDOW_S = 2.0
+"""The sliding window (wall seconds) over which the reached speed and steps/s are measured."""
+PUBLISH_S = 0.1
+"""How often the loop copies the watched env's new history rows to the host (seconds)."""
 
 # action -> the kind of value it takes
 ACTIONS: dict[str, str] = {
@@ -113,6 +123,21 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+def speed_text(status: dict[str, Any]) -> str:
+    """The speed as the viewers show it, from :meth:`ViewerSession.status`: ``running x4``
+    only when the reached real-time factor is within REACHED_TOLERANCE of the requested
+    one, else ``x4 requested, x0.12 reached`` (``paused``; ``x4 requested`` while the first
+    measurement is under way)."""
+    if status["paused"]:
+        return "paused"
+    want, got = status["speed"], status.get("realtime_factor")
+    if got is None:
+        return f"x{want:g} requested"
+    if abs(got - want) <= REACHED_TOLERANCE * want:
+        return f"running x{want:g}"
+    return f"x{want:g} requested, x{got:.2g} reached"
+
+
 def _log_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -161,8 +186,13 @@ class PolicyActions(ActionSource):
 
     def __call__(self, env) -> torch.Tensor:
         from robolearn.rl.policy import act
+        from robolearn.threads import single_threaded
 
-        return act(self.policy, env.obs_buf, env.num_envs)
+        # A viewer's batch is a few envs: on more threads, torch's workers spin against
+        # MuJoCo's (and a training run's) for a forward pass of microseconds (measured: 2 ms
+        # per step on 2 threads for 16 humanoids, a third of the viewer's CPU time)
+        with single_threaded(env.device):
+            return act(self.policy, env.obs_buf, env.num_envs)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -210,7 +240,11 @@ class ViewerSession:
     """A live env under a viewer's control."""
 
     def __init__(
-        self, env, actions: ActionSource, log: Callable[[str], None] = _log_stderr
+        self,
+        env,
+        actions: ActionSource,
+        log: Callable[[str], None] = _log_stderr,
+        telemetry: bool = True,
     ) -> None:
         self.env = env
         self.actions = actions
@@ -226,6 +260,13 @@ class ViewerSession:
         self._last_tick = time.monotonic()
         self._commands: queue.Queue[dict[str, Any]] = queue.Queue()
         self.changed = True
+        # the speed reached: env steps taken while running, over a sliding window that
+        # starts afresh when the requested speed or the pause changes
+        self._step_rate = Rate(RATE_WINDOW_S)
+        self._rate_key: tuple[bool, float] = (self.paused, self.speed)
+        self.telemetry: Telemetry | None = Telemetry(env) if telemetry else None
+        """The watched env's recent history (None when the session was made without)."""
+        self._published_at = 0.0
 
     # ---- commands (any thread) ---------------------------------------------------------
 
@@ -252,11 +293,17 @@ class ViewerSession:
             self._pending_steps += 1
         elif action == "reset":
             env.reset_envs(torch.tensor([self.env_id], device=env.device))
+            if self.telemetry is not None:
+                self.telemetry.note_reset()
         elif action == "reset_all":
             env.reset()
+            if self.telemetry is not None:
+                self.telemetry.note_reset()
         elif action == "speed":
             self.speed = value
         elif action == "env":
+            if value != self.env_id and self.telemetry is not None:
+                self.telemetry.clear(value)  # the plots show one env's history
             self.env_id = value
         elif action == "camera":
             self.follow_camera = value
@@ -268,6 +315,8 @@ class ViewerSession:
 
     def step(self) -> None:
         self.env.step(self.actions(self.env))
+        if self.telemetry is not None:
+            self.telemetry.record(self.env_id)
         self.steps += 1
         self.changed = True
 
@@ -286,6 +335,9 @@ class ViewerSession:
         self.actions.poll()
         now = time.monotonic()
         elapsed, self._last_tick = now - self._last_tick, now
+        if (self.paused, self.speed) != self._rate_key:
+            self._rate_key = (self.paused, self.speed)
+            self._step_rate.clear()
         taken = 0
         if self.paused:
             self._debt = 0.0
@@ -293,19 +345,57 @@ class ViewerSession:
                 self._pending_steps -= 1
                 self.step()
                 taken += 1
-            return taken
-        self._debt = min(self._debt + elapsed * self.speed, max_steps_per_tick * self.env.step_dt)
-        while self._debt >= self.env.step_dt and taken < max_steps_per_tick:
-            self._debt -= self.env.step_dt
-            self.step()
-            taken += 1
+        else:
+            self._debt = min(
+                self._debt + elapsed * self.speed, max_steps_per_tick * self.env.step_dt
+            )
+            while self._debt >= self.env.step_dt and taken < max_steps_per_tick:
+                self._debt -= self.env.step_dt
+                self.step()
+                taken += 1
+            if taken:
+                self._step_rate.add(taken)
+        if self.telemetry is not None and now - self._published_at >= PUBLISH_S:
+            self._published_at = now
+            self.telemetry.publish()
         return taken
+
+    def rates(self) -> dict[str, float | None]:
+        """What the loop reached over the last RATE_WINDOW_S seconds: ``steps_per_s`` (env
+        steps a second, every env stepping at once) and ``realtime_factor`` (simulated
+        seconds per wall second); None while paused or just after a change of speed."""
+        rate = None if self.paused else self._step_rate.per_second(min_span_s=0.5)
+        if rate is None:
+            return {"steps_per_s": None, "realtime_factor": None}
+        return {
+            "steps_per_s": round(rate, 2),
+            "realtime_factor": round(rate * self.env.step_dt, 4),
+        }
 
     # ---- what is shown ---------------------------------------------------------------
 
     def markers(self) -> list:
         """What the watched env's command terms draw (velocity arrows, targets...)."""
         return command_markers(self.env, self.env_id)
+
+    def markers_for(
+        self, env_ids: list[int], contacts: bool | None = None, root_frame: bool = False
+    ) -> dict[str, list[dict[str, Any]]]:
+        """What envs ``env_ids`` draw, as the browser's 3D mode reads it: ``{"<env id>":
+        [marker.to_json(), ...]}``, every term's markers and the terrain label, the forces
+        on bodies as arrows when ``contacts`` (None: when the viewer shows contacts) and
+        the root's frame when ``root_frame``. Call it on the thread that calls
+        :meth:`tick`, as every env read."""
+        from robolearn.managers.markers import collect_markers
+
+        show = self.show_contacts if contacts is None else contacts
+        return {
+            str(i): [
+                m.to_json()
+                for m in collect_markers(self.env, i, contacts=show, root_frame=root_frame)
+            ]
+            for i in env_ids
+        }
 
     def status(self) -> dict[str, Any]:
         env, i = self.env, self.env_id
@@ -323,6 +413,7 @@ class ViewerSession:
             "rewards": dict(zip(rm.term_names, per_second, strict=True)),
             "reward_total": float(sum(per_second)),
             "last_termination": env.termination_manager.last_reason(i),
+            **self.rates(),
             **self.actions.info(),
         }
         terrain = env.scene.terrain

@@ -1,14 +1,27 @@
-"""The browser viewer: frames rendered on the server, controls in the page.
+"""The browser viewer: a 3D view the page draws, or frames rendered on the server.
 
 A small HTTP server (Python's standard library) on localhost by default: ``GET /`` is the
 page, ``GET /frame.jpg`` the latest frame of the watched env, ``GET /state.json`` the
 viewer's state and the numbers beside the picture, ``POST /control`` a command. The page
 is plain HTML and JavaScript with no outside resources, so it works offline and through an
 SSH tunnel (``ssh -L 8765:localhost:8765 server``): nothing but this one port is needed.
+``GET /telemetry.json?since=<n>`` is the watched env's recent history for the page's plots
+(``plots.js``, one of the STATIC_FILES), only the samples after number ``n``;
+``/state.json`` also says how fast the simulation really runs (``realtime_factor``,
+``steps_per_s``) and how many new frames the pages got a second (``frames_per_s``).
 
-Why not viser or a WebRTC stream: frames rendered by MuJoCo on the server look exactly like
-the videos, need no WebGL in the browser and no mesh export, and travel over plain HTTP,
-which every bastion host forwards.
+The page's 3D mode (its default where WebGL2 works) draws the scene itself with a small
+WebGL2 renderer of ours (``scene3d.js``): ``GET /scene3d.json`` once (geoms, meshes, height
+fields: robolearn.viewer.scene3d), then ``GET /poses.bin?envs=<ids>&after=<frame>`` per
+frame (the bodies' poses of the envs shown, ~0.65 KB a humanoid), which the simulation
+thread snapshots between steps (:class:`~robolearn.viewer.scene3d.PoseSnapshots`), and the
+markers of ``GET /markers.json``. MuJoCo renders frames (``/frame.jpg``) only while a page
+fetches them: the "rendered" mode, and the fallback without WebGL2.
+
+Why not viser or a WebRTC stream: viser's websocket cannot require our per-launch token and
+moves to another port when its own is taken; frames rendered by MuJoCo on the server (the
+"rendered" mode) look exactly like the videos and need no WebGL; both modes travel over
+plain HTTP on one port, which every bastion host forwards.
 
 Security: binding 127.0.0.1 keeps other machines out but not other web pages open in the
 user's browser, which can send requests to localhost (a ``text/plain`` POST needs no CORS
@@ -35,19 +48,39 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from robolearn.errors import RobolearnError
 from robolearn.files import json_safe
 from robolearn.render.overlays import contact_option
 from robolearn.render.video import EnvRenderer, track_body_of
+from robolearn.viewer.scene3d import PoseSnapshots, parse_env_list, scene_description
 from robolearn.viewer.session import SPEEDS, InvalidCommandError, ViewerSession
+from robolearn.viewer.telemetry import InvalidQueryError, Rate
 
 TOKEN_HEADER = "X-Robolearn-Token"
 """The request header that carries the per-launch secret with each command."""
 MAX_BODY = 4096
 """The largest command body accepted, in bytes (a command is a few dozen)."""
+MAX_MARKER_ENVS = 64
+"""The most envs one ``GET /markers.json`` may ask for."""
+MARKER_WAIT_S = 5.0
+"""How long ``GET /markers.json`` waits for the simulation thread to read the markers."""
+_MARKER_KEEP_S = 10.0  # a request's markers are refreshed this long after it was last made
+_MARKER_REQUESTS = 16  # the most different requests refreshed at once
+POSES_WAIT_S = 1.0
+"""How long ``GET /poses.bin?after=<frame>`` waits for a newer snapshot of the poses."""
+JPEG_KEEP_S = 3.0
+"""Frames are rendered (MuJoCo, JPEG) only while a page fetched ``/frame.jpg`` this
+recently: the 3D mode draws in the browser and needs none."""
 _TOKEN_SLOT = "__ROBOLEARN_TOKEN__"  # where the page template takes the secret
+STATIC_DIR = Path(__file__).parent / "static"
+STATIC_FILES = {
+    "/plots.js": "text/javascript; charset=utf-8",
+    "/scene3d.js": "text/javascript; charset=utf-8",
+}
+"""The files of STATIC_DIR served as they are (besides the page), with their content type:
+a fixed list, so no request names any other file."""
 _WILDCARD = ("", "0.0.0.0", "::")
 # No other site may frame the page: a framed viewer could be clicked through by the framer.
 _PAGE_POLICY = "frame-ancestors 'none'"
@@ -123,6 +156,32 @@ class WebViewer:
         self._jpeg = b""
         self._state: dict[str, Any] = {}
         self.frames = 0
+        self.served = Rate(2.0)
+        """New frames the pages fetched (``/frame.jpg``, the 3D mode's ``/poses.bin``), per
+        second over the last 2 s: what a user actually sees, whatever the server renders."""
+        self._last_served: object = None
+        # GET /markers.json: what was asked (envs, contacts, root frame) and when, and the
+        # answers, read by the simulation thread (the env is only read there), with the
+        # frame count they were read at; guarded by the frame lock.
+        self._markers_ready = threading.Condition(self._lock)
+        self._marker_asks: dict[tuple, float] = {}
+        self._marker_answers: dict[tuple, tuple[int, int, bytes]] = {}
+        # the 3D mode: the scene, sent once (built here, on the simulation thread), and the
+        # latest body poses of the envs pages show (robolearn.viewer.scene3d)
+        self.poses = PoseSnapshots(env.num_envs)
+        self.scene3d = json.dumps(
+            scene_description(
+                env.engine.model,
+                env.scene.env_origins.detach().cpu().numpy(),
+                env.scene.root_body_id,
+                env.num_envs,
+            ),
+            separators=(",", ":"),
+        ).encode()
+        self._scene3d_gzip: bytes | None = None
+        self._scene3d_lock = threading.Lock()  # not the frame lock: gzip takes a while
+        self._jpeg_asked = 0.0  # when a page last fetched /frame.jpg (monotonic)
+        self._jpeg_stale = False  # a state was rendered without its frame
         handler = _handler_for(self)
         try:
             self.server = _Server((host, port), handler)
@@ -140,29 +199,124 @@ class WebViewer:
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
         return f"http://{host}:{self.port}/"
 
+    def _jpeg_wanted(self, now: float | None = None) -> bool:
+        """Whether to render frames: always the first, then while a page fetches them."""
+        now = time.monotonic() if now is None else now
+        return not self._jpeg or now - self._jpeg_asked < JPEG_KEEP_S
+
+    def jpeg_asked(self) -> None:
+        """A page fetched ``/frame.jpg`` (any thread): render frames for a while."""
+        self._jpeg_asked = time.monotonic()
+
+    def scene3d_body(self, gzip_ok: bool) -> tuple[bytes, dict[str, str]]:
+        """``/scene3d.json``'s body and extra headers: gzip-compressed (once, then kept)
+        for a client that accepts it, as a terrain's height field is megabytes."""
+        if not gzip_ok or len(self.scene3d) < 4096:
+            return self.scene3d, {}
+        with self._scene3d_lock:
+            if self._scene3d_gzip is None:
+                import gzip
+
+                self._scene3d_gzip = gzip.compress(self.scene3d, compresslevel=6)
+            return self._scene3d_gzip, {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+
     def _render(self) -> None:
         s = self.session
         import mujoco
 
-        cam = self.renderer.camera
-        if s.follow_camera and track_body_of(s.env) is not None:
-            cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-        else:
-            cam.type = mujoco.mjtCamera.mjCAMERA_FREE
-        rgb = self.renderer.frame(
-            s.env_id, option=contact_option(s.show_contacts), markers=s.markers()
-        )
-        jpeg = encode_jpeg(rgb)
+        jpeg = None
+        if self._jpeg_wanted():
+            cam = self.renderer.camera
+            if s.follow_camera and track_body_of(s.env) is not None:
+                cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+            else:
+                cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+            rgb = self.renderer.frame(
+                s.env_id, option=contact_option(s.show_contacts), markers=s.markers()
+            )
+            jpeg = encode_jpeg(rgb)
         state = s.status()
         state["frames"] = self.frames + 1
         with self._lock:
-            self._jpeg, self._state = jpeg, state
+            if jpeg is not None:
+                self._jpeg = jpeg
+            self._jpeg_stale = jpeg is None
+            self._state = state
             self.frames += 1
+
+    def _capture_poses(self, taken: int, now: float) -> None:
+        """On the simulation thread: snapshot the poses pages ask for, when they moved."""
+        if taken or self.session.changed:
+            self.poses.changed()
+        if self.poses.due(now):
+            s = self.session
+            self.poses.capture(s.env.engine, s.steps, s.steps * s.env.step_dt)
 
     def snapshot(self) -> tuple[bytes, dict[str, Any]]:
         """The latest JPEG frame and state (a copy), as the HTTP threads serve them."""
         with self._lock:
             return self._jpeg, dict(self._state)
+
+    def frame_served(self, frame: object = None) -> None:
+        """Count a frame sent to a page; every route that sends frames calls this (any
+        thread). ``frame`` names it (e.g. its frame number): the same frame sent again, as
+        a page polling faster than the simulation gets, is not counted twice in a row."""
+        with self._lock:
+            if frame is not None and frame == self._last_served:
+                return
+            self._last_served = frame
+        self.served.add()
+
+    def markers(self, key: tuple, timeout: float = MARKER_WAIT_S) -> tuple[int, bytes] | None:
+        """``GET /markers.json``'s (status, body) for ``key`` = (env ids, contacts, root
+        frame), read by the simulation thread no earlier than the latest frame; None if it
+        did not come within ``timeout`` seconds. Called from the HTTP threads."""
+        with self._markers_ready:
+            self._marker_asks[key] = time.monotonic()
+            if len(self._marker_asks) > _MARKER_REQUESTS:  # forget the oldest request
+                oldest = min(self._marker_asks, key=self._marker_asks.__getitem__)
+                self._marker_asks.pop(oldest)
+                self._marker_answers.pop(oldest, None)
+            frame = self.frames
+
+            def ready() -> bool:
+                answer = self._marker_answers.get(key)
+                return answer is not None and answer[0] >= frame
+
+            self._markers_ready.wait_for(ready, timeout)
+            answer = self._marker_answers.get(key)
+            return None if answer is None else answer[1:]
+
+    def _read_markers(self) -> None:
+        """On the simulation thread: read the markers of every recent request whose answer
+        is older than the latest frame, and wake the requests waiting for them."""
+        now = time.monotonic()
+        with self._lock:
+            for key, asked in list(self._marker_asks.items()):
+                if now - asked > _MARKER_KEEP_S:
+                    self._marker_asks.pop(key)
+                    self._marker_answers.pop(key, None)
+            frame = self.frames
+            due = [
+                key for key in self._marker_asks if self._marker_answers.get(key, (-1,))[0] < frame
+            ]
+        if not due:
+            return
+        answers = {}
+        for key in due:
+            env_ids, contacts, root_frame = key
+            try:
+                found = self.session.markers_for(list(env_ids), contacts, root_frame)
+                answers[key] = (frame, HTTPStatus.OK, state_json(found))
+            except Exception as exc:  # a term that fails to draw must not end the viewer
+                error = f"drawing the markers failed: {' '.join(str(exc).split())[:200]}"
+                if self._marker_answers.get(key, (0, HTTPStatus.OK))[1] == HTTPStatus.OK:
+                    self.session.log(f"robolearn viewer: {error}")  # once, not per frame
+                body = json.dumps({"ok": False, "error": error}).encode()
+                answers[key] = (frame, HTTPStatus.INTERNAL_SERVER_ERROR, body)
+        with self._markers_ready:
+            self._marker_answers.update(answers)
+            self._markers_ready.notify_all()
 
     def run(self, max_steps: int | None = None, max_seconds: float | None = None) -> None:
         """Serve until interrupted (or a limit is reached): HTTP in a thread, simulation here."""
@@ -173,12 +327,15 @@ class WebViewer:
             while True:
                 taken = self.session.tick()
                 now = time.monotonic()
-                if self.session.changed and now - last_frame >= 1.0 / self.max_fps:
+                self._capture_poses(taken, now)
+                stale = self._jpeg_stale and self._jpeg_wanted(now)
+                if (self.session.changed or stale) and now - last_frame >= 1.0 / self.max_fps:
                     self.session.changed = False
                     self._render()
                     last_frame = now
                 elif not taken:
                     time.sleep(0.005)
+                self._read_markers()
                 if max_steps is not None and self.session.steps >= max_steps:
                     break
                 if max_seconds is not None and now - started >= max_seconds:
@@ -273,14 +430,76 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
                     {"Content-Security-Policy": _PAGE_POLICY, "X-Frame-Options": "DENY"},
                 )
             elif path == "/frame.jpg":
-                jpeg, _ = viewer.snapshot()
+                viewer.jpeg_asked()
+                jpeg, shown = viewer.snapshot()
                 self._send(HTTPStatus.OK, jpeg, "image/jpeg")
+                viewer.frame_served(("jpeg", shown.get("frames")))
             elif path == "/state.json":
                 _, state = viewer.snapshot()
                 state["speeds"] = list(SPEEDS)
+                state["frames_per_s"] = round(viewer.served.per_second() or 0.0, 2)
                 self._send(HTTPStatus.OK, state_json(state), "application/json")
+            elif path == "/telemetry.json":
+                self._telemetry()
+            elif path == "/scene3d.json":
+                gzip_ok = "gzip" in self.headers.get("Accept-Encoding", "")
+                body, headers = viewer.scene3d_body(gzip_ok)
+                self._send(HTTPStatus.OK, body, "application/json", headers)
+            elif path == "/poses.bin":
+                self._poses()
+            elif path in STATIC_FILES:
+                try:
+                    body = (STATIC_DIR / path.lstrip("/")).read_bytes()
+                except FileNotFoundError:
+                    self._answer(HTTPStatus.NOT_FOUND, "not found")
+                    return
+                self._send(HTTPStatus.OK, body, STATIC_FILES[path])
+            elif path == "/markers.json":
+                try:
+                    key = _marker_request(self.path, viewer.session)
+                except _RefusedError as exc:
+                    self._answer(exc.status, str(exc))
+                    return
+                answer = viewer.markers(key)
+                if answer is None:
+                    self._answer(HTTPStatus.SERVICE_UNAVAILABLE, "the simulation did not answer")
+                else:
+                    self._send(answer[0], answer[1], "application/json")
             else:
                 self._answer(HTTPStatus.NOT_FOUND, "not found")
+
+        def _poses(self) -> None:
+            """``GET /poses.bin?envs=<ids>&after=<frame>``: the latest body poses of those
+            envs (robolearn.viewer.scene3d.POSES_HEADER), waiting up to POSES_WAIT_S for a
+            snapshot newer than ``after`` (the frame the page has)."""
+            try:
+                env_ids, after = _poses_query(self.path, viewer.session)
+                frame, body = viewer.poses.request(env_ids, after, POSES_WAIT_S)
+            except _RefusedError as exc:
+                self._answer(exc.status, str(exc))
+            except TimeoutError as exc:
+                self._answer(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
+            else:
+                self._send(HTTPStatus.OK, body, "application/octet-stream")
+                viewer.frame_served(("poses", frame))
+
+        def _telemetry(self) -> None:
+            """``GET /telemetry.json?since=<seq>&obs=<term>,<term>``: the watched env's
+            history newer than sample ``since`` (default -1: all kept), with the named
+            observation terms; read from the copy the simulation thread publishes."""
+            telemetry = viewer.session.telemetry
+            if telemetry is None:
+                self._answer(HTTPStatus.NOT_FOUND, "this viewer records no telemetry")
+                return
+            try:
+                since, observations = _telemetry_query(self.path)
+                answer = telemetry.answer(since, observations)
+            except _RefusedError as exc:
+                self._answer(exc.status, str(exc))
+            except InvalidQueryError as exc:
+                self._answer(HTTPStatus.BAD_REQUEST, str(exc))
+            else:
+                self._send(HTTPStatus.OK, state_json(answer), "application/json")
 
         def do_POST(self) -> None:
             try:
@@ -333,6 +552,97 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
                 ) from None
 
     return Handler
+
+
+def _marker_request(path: str, session: ViewerSession) -> tuple:
+    """(env ids, contacts, root frame) from ``/markers.json?envs=0,3&contacts=1&frame=1``:
+    ``envs`` a comma list of env ids (default: the watched env), ``contacts`` whether to
+    draw the forces on bodies (default: as the viewer shows contacts), ``frame`` whether to
+    draw the root's frame (default: no). Raises _RefusedError (400) for anything else."""
+    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
+    unknown = sorted(set(query) - {"envs", "contacts", "frame"})
+    if unknown:
+        raise _RefusedError(
+            HTTPStatus.BAD_REQUEST,
+            f"unknown parameter {unknown[0][:40]!r}; markers.json takes envs, contacts, frame",
+        )
+    num_envs = session.env.num_envs
+    text = query.get("envs", [""])[-1].strip()
+    if not text:
+        env_ids: tuple[int, ...] = (session.env_id,)
+    else:
+        parts = text.split(",")
+        if len(parts) > MAX_MARKER_ENVS:
+            raise _RefusedError(
+                HTTPStatus.BAD_REQUEST, f"at most {MAX_MARKER_ENVS} envs per request"
+            )
+        if not all(re.fullmatch(r"[0-9]{1,9}", p.strip()) for p in parts):
+            raise _RefusedError(
+                HTTPStatus.BAD_REQUEST, "envs is a comma list of env ids, e.g. envs=0,1"
+            )
+        env_ids = tuple(dict.fromkeys(int(p) for p in parts))
+        bad = [i for i in env_ids if i >= num_envs]
+        if bad:
+            raise _RefusedError(
+                HTTPStatus.BAD_REQUEST,
+                f"env {bad[0]} does not exist; env ids go from 0 to {num_envs - 1}",
+            )
+    flags: list[bool | None] = []
+    for name in ("contacts", "frame"):
+        value = query.get(name, [""])[-1].strip().lower()
+        if value in ("", "default"):
+            flags.append(None)
+        elif value in ("1", "true", "on"):
+            flags.append(True)
+        elif value in ("0", "false", "off"):
+            flags.append(False)
+        else:
+            raise _RefusedError(HTTPStatus.BAD_REQUEST, f"{name} is 1 or 0, not {value[:20]!r}")
+    contacts, frame = flags
+    return env_ids, contacts, bool(frame)
+
+
+def _telemetry_query(path: str) -> tuple[int, list[str]]:
+    """(since, observation terms) from ``/telemetry.json?since=41&obs=joint_pos,actions``;
+    raises _RefusedError (400) for a query that does not parse."""
+    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
+    unknown = sorted(set(query) - {"since", "obs"})
+    if unknown:
+        raise _RefusedError(
+            HTTPStatus.BAD_REQUEST,
+            f"unknown parameter {unknown[0][:40]!r}; telemetry.json takes since, obs",
+        )
+    text = query.get("since", ["-1"])[-1].strip()
+    if not re.fullmatch(r"-1|[0-9]{1,15}", text):
+        raise _RefusedError(
+            HTTPStatus.BAD_REQUEST, "since is a sample number (-1 or more), e.g. since=41"
+        )
+    names = [n.strip() for n in query.get("obs", [""])[-1].split(",") if n.strip()]
+    if len(names) > 64:
+        raise _RefusedError(HTTPStatus.BAD_REQUEST, "at most 64 observation terms")
+    return int(text), names
+
+
+def _poses_query(path: str, session: ViewerSession) -> tuple[list[int], int | None]:
+    """(env ids, after) from ``/poses.bin?envs=0,1,2&after=41``: ``envs`` a comma list of
+    env ids or ranges (``0-15``; default: the watched env), ``after`` the frame the page
+    already has (default: none). Raises _RefusedError (400) for anything else."""
+    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
+    unknown = sorted(set(query) - {"envs", "after"})
+    if unknown:
+        raise _RefusedError(
+            HTTPStatus.BAD_REQUEST,
+            f"unknown parameter {unknown[0][:40]!r}; poses.bin takes envs, after",
+        )
+    text = query.get("envs", [""])[-1]
+    try:
+        env_ids = parse_env_list(text, session.env.num_envs) if text else [session.env_id]
+    except ValueError as exc:
+        raise _RefusedError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+    after_text = query.get("after", [""])[-1].strip()
+    if after_text and not re.fullmatch(r"[0-9]{1,10}", after_text):
+        raise _RefusedError(HTTPStatus.BAD_REQUEST, "after is a frame number")
+    return env_ids, int(after_text) if after_text else None
 
 
 def _is_ip(name: str) -> bool:
