@@ -1161,8 +1161,12 @@ def test_web_viewer_3d_mode_shows_more_robots_when_more_envs_are_shown(browser):
             "Object.assign(robolearn3d.camera, {target: [0, 0, 0.5], distance: 13, "
             "elevation: -40}); robolearn3d.dirty = true"
         )
-        new_frames(page)
-        one = bright_pixels(image(page.locator("#view3d").screenshot()))
+        deadline = time.time() + WAIT_S
+        while True:  # until the moved camera's frame is on screen
+            new_frames(page)
+            one = bright_pixels(image(page.locator("#view3d").screenshot()))
+            if one > 200 or time.time() > deadline:
+                break
         calls_one = page.evaluate("robolearn3d.stats.drawCalls")
         page.select_option("#shown", "16")
         page.wait_for_function("robolearn3d.poses.n === 16")
