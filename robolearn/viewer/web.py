@@ -554,18 +554,33 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def _query(path: str, route: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
+    """The query parameters of ``path``; _RefusedError (400) naming ``route``'s parameters
+    for any other."""
+    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
+    unknown = sorted(set(query) - set(allowed))
+    if unknown:
+        raise _RefusedError(
+            HTTPStatus.BAD_REQUEST,
+            f"unknown parameter {unknown[0][:40]!r}; {route} takes {', '.join(allowed)}",
+        )
+    return query
+
+
 def _marker_request(path: str, session: ViewerSession) -> tuple:
     """(env ids, contacts, root frame) from ``/markers.json?envs=0,3&contacts=1&frame=1``:
     ``envs`` a comma list of env ids (default: the watched env), ``contacts`` whether to
     draw the forces on bodies (default: as the viewer shows contacts), ``frame`` whether to
     draw the root's frame (default: no). Raises _RefusedError (400) for anything else."""
-    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
-    unknown = sorted(set(query) - {"envs", "contacts", "frame"})
-    if unknown:
-        raise _RefusedError(
-            HTTPStatus.BAD_REQUEST,
-            f"unknown parameter {unknown[0][:40]!r}; markers.json takes envs, contacts, frame",
-        )
+    query = _query(
+        path,
+        "markers.json",
+        (
+            "envs",
+            "contacts",
+            "frame",
+        ),
+    )
     num_envs = session.env.num_envs
     text = query.get("envs", [""])[-1].strip()
     if not text:
@@ -605,13 +620,14 @@ def _marker_request(path: str, session: ViewerSession) -> tuple:
 def _telemetry_query(path: str) -> tuple[int, list[str]]:
     """(since, observation terms) from ``/telemetry.json?since=41&obs=joint_pos,actions``;
     raises _RefusedError (400) for a query that does not parse."""
-    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
-    unknown = sorted(set(query) - {"since", "obs"})
-    if unknown:
-        raise _RefusedError(
-            HTTPStatus.BAD_REQUEST,
-            f"unknown parameter {unknown[0][:40]!r}; telemetry.json takes since, obs",
-        )
+    query = _query(
+        path,
+        "telemetry.json",
+        (
+            "since",
+            "obs",
+        ),
+    )
     text = query.get("since", ["-1"])[-1].strip()
     if not re.fullmatch(r"-1|[0-9]{1,15}", text):
         raise _RefusedError(
@@ -627,13 +643,14 @@ def _poses_query(path: str, session: ViewerSession) -> tuple[list[int], int | No
     """(env ids, after) from ``/poses.bin?envs=0,1,2&after=41``: ``envs`` a comma list of
     env ids or ranges (``0-15``; default: the watched env), ``after`` the frame the page
     already has (default: none). Raises _RefusedError (400) for anything else."""
-    query = parse_qs(urlsplit(path).query, keep_blank_values=True)
-    unknown = sorted(set(query) - {"envs", "after"})
-    if unknown:
-        raise _RefusedError(
-            HTTPStatus.BAD_REQUEST,
-            f"unknown parameter {unknown[0][:40]!r}; poses.bin takes envs, after",
-        )
+    query = _query(
+        path,
+        "poses.bin",
+        (
+            "envs",
+            "after",
+        ),
+    )
     text = query.get("envs", [""])[-1]
     try:
         env_ids = parse_env_list(text, session.env.num_envs) if text else [session.env_id]
