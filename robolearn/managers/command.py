@@ -164,7 +164,8 @@ class UniformVelocityCommand(CommandTerm):
         to the device only on a change), so an edit of the config applies at the next
         resample; a curriculum widens the tensor itself (:meth:`widen`), on the device.
         """
-        key = dataclasses.astuple(self.cfg.ranges)
+        ranges = self.cfg.ranges  # read per call: a shallow tuple, not astuple's deep copy
+        key = tuple(tuple(getattr(ranges, name)) for name in self._ROWS)
         if key != getattr(self, "_ranges_key", None):
             self._ranges = torch.tensor(key, dtype=torch.float32, device=self.env.device)
             self._ranges_key = key
