@@ -23,6 +23,7 @@ from robolearn.errors import RobolearnError
 from robolearn.managers.base import ClassTermManager, as_env_mask
 from robolearn.managers.markers import ACTUAL_RGBA, COMMAND_RGBA, Marker
 from robolearn.math import quat_rotate, sample_uniform, wrap_to_pi, yaw_from_quat, yaw_quat
+from robolearn.scene.mirror import IndexMirror
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -64,6 +65,14 @@ class CommandTerm(abc.ABC):
 
     def _update_command(self) -> None:  # noqa: B027 - an optional hook
         """Called every step after resampling (e.g. heading control)."""
+
+    def mirror(self) -> IndexMirror:
+        """The command's left-right mirror image, a signed permutation of its columns (for
+        symmetry augmentation); a term that has one overrides this."""
+        raise RobolearnError(
+            f"command {self.name!r} ({type(self).__name__}) has no mirror: override "
+            "CommandTerm.mirror to use symmetry augmentation"
+        )
 
     def _update_metrics(self) -> None:  # noqa: B027 - an optional hook
         """Called every step to accumulate metrics."""
@@ -133,6 +142,10 @@ class VelocityRanges:
 
 class UniformVelocityCommand(CommandTerm):
     """``command`` is (N, 3): forward and lateral velocity (heading frame), yaw rate."""
+
+    def mirror(self) -> IndexMirror:
+        """Lateral velocity and yaw rate change sign in the mirror."""
+        return IndexMirror((0, 1, 2), (1.0, -1.0, -1.0))
 
     cfg: UniformVelocityCommandCfg
 
@@ -306,6 +319,10 @@ class GaitPhaseCommand(CommandTerm):
         angle = 2 * torch.pi * self.phase
         self._command[:, 0] = torch.sin(angle)
         self._command[:, 1] = torch.cos(angle)
+
+    def mirror(self) -> IndexMirror:
+        """Half a cycle on: in the mirror the other foot is down (sin and cos negate)."""
+        return IndexMirror((0, 1), (-1.0, -1.0))
 
     def compute(self, dt: float) -> None:
         """Advance the phase by ``dt``; there is no timer."""

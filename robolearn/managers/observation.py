@@ -8,7 +8,7 @@ concatenates its terms along the last dimension in config order.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,10 @@ class ObservationTermCfg(TermCfg):
     """Multiply by this after clipping."""
     history_length: int = 0
     """Keep the last N values (flattened, oldest first); 0 for the current value only."""
+    mirror: str | Callable[..., Any] | None = None
+    """How the term's columns mirror left-right, for symmetry augmentation: a rule's name
+    (``vector``, ``axial``, ``joints``...) or a function; None for a built-in term's own
+    (:mod:`robolearn.mdp.mirror`)."""
 
 
 @dataclass
@@ -240,6 +244,11 @@ class ObservationManager(ManagerBase):
             lows.append(torch.full((width,), low, dtype=torch.float64))
             highs.append(torch.full((width,), high, dtype=torch.float64))
         return torch.cat(lows), torch.cat(highs)
+
+    def group_terms(self, group: str) -> list[tuple[str, ObservationTermCfg, Any]]:
+        """``(name, config, term)`` of each term of ``group`` in order; ``term`` is the
+        function or the :class:`ManagerTerm` instance that computes it."""
+        return list(self._terms[group].terms)
 
     def term_slices(self, group: str) -> dict[str, slice]:
         """The columns of each term in group ``group``'s tensor, in order."""

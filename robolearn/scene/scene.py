@@ -17,6 +17,7 @@ from robolearn.scene.assembly import build_engine, resolve_model_path
 from robolearn.scene.cache import per_step
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.defaults import default_state
+from robolearn.scene.mirror import IndexMirror, body_mirror, joint_mirror
 from robolearn.scene.names import SceneNames, match_names
 from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
@@ -70,6 +71,7 @@ class Scene(SceneNames):
         self.gravity_dir = torch.tensor([0.0, 0.0, -1.0], device=self.device)
         self._step_cache: dict[str, torch.Tensor] = {}
         self._nominal: dict[str, torch.Tensor] = {}
+        self._joint_mirror: IndexMirror | None = None
 
     def _find_root(self, root_body: str | None) -> tuple[int | None, int, int]:
         """The root body's id and its free joint's qpos and qvel addresses (the free joint
@@ -154,6 +156,22 @@ class Scene(SceneNames):
                 "this term needs a floating base: set scene.root_body to the free joint's body"
             )
         return self.root_body_id
+
+    def joint_mirror(self) -> IndexMirror:
+        """The robot's left-right mirror over :attr:`joint_names` (found once, from the
+        MJCF; :mod:`robolearn.scene.mirror`); RobolearnError if it is not symmetric."""
+        if self._joint_mirror is None:
+            self.require_floating_base()
+            self._joint_mirror = joint_mirror(
+                self.model, self.root_body_id, self._joint_mj_ids, self.joint_names
+            )
+        return self._joint_mirror
+
+    def body_mirror(self, body_ids: list[int]) -> IndexMirror:
+        """The left-right mirror over ``body_ids`` (e.g. the feet: left and right swap)."""
+        self.require_floating_base()
+        names = [self.body_names[b] for b in body_ids]
+        return body_mirror(self.model, self.root_body_id, body_ids, names)
 
     def nominal(self, field: str) -> torch.Tensor:
         """The compiled model's value of a model field, on the device (cached): what

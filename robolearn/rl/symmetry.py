@@ -1,0 +1,58 @@
+"""rsl-rl's symmetry extension on a robolearn env: the mirrored samples of a mini-batch.
+
+``agent.algorithm.symmetry.use_data_augmentation=true`` (or ``use_mirror_loss``) names
+:func:`mirror_batch` as rsl-rl's ``data_augmentation_func``; it builds the env's mirrors once
+(:mod:`robolearn.mdp.mirror`: every observation group's columns and the action vector) and
+returns each batch with its mirror image appended, as rsl-rl expects.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import torch
+from tensordict import TensorDict
+
+from robolearn.mdp.mirror import Mirror, action_mirror, group_mirror
+
+
+class EnvMirrors:
+    """The mirrors of one env: per observation group, and of the action vector."""
+
+    def __init__(self, env: Any) -> None:
+        device = env.device
+        groups = env.observation_manager.group_dims
+        self.groups = {g: Mirror(group_mirror(env, g), device) for g in groups}
+        self.actions = Mirror(action_mirror(env), device)
+
+    def observations(self, obs: TensorDict) -> TensorDict:
+        """``obs`` followed by its mirror image along the batch."""
+        doubled = {k: torch.cat((v, self.groups[k](v))) for k, v in obs.items()}
+        return TensorDict(doubled, batch_size=[2 * obs.batch_size[0]], device=obs.device)
+
+
+_BUILT: weakref.WeakKeyDictionary[Any, EnvMirrors] = weakref.WeakKeyDictionary()
+
+
+def env_mirrors(env: Any) -> EnvMirrors:
+    """The mirrors of a ManagerBasedRLEnv (or an adapter around one, with ``.env``), built
+    on first use; RobolearnError if a term cannot be mirrored."""
+    base = getattr(env, "env", env)
+    mirrors = _BUILT.get(base)
+    if mirrors is None:
+        mirrors = _BUILT[base] = EnvMirrors(base)
+    return mirrors
+
+
+def mirror_batch(
+    env: Any, obs: TensorDict | None = None, actions: torch.Tensor | None = None
+) -> tuple[TensorDict | None, torch.Tensor | None]:
+    """rsl-rl's data augmentation function: ``obs`` and ``actions`` with their mirror
+    images appended along the batch (None stays None)."""
+    mirrors = env_mirrors(env)
+    if obs is not None:
+        obs = mirrors.observations(obs)
+    if actions is not None:
+        actions = torch.cat((actions, mirrors.actions(actions)))
+    return obs, actions
