@@ -13,15 +13,21 @@ import torch
 def quat_rotate(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Rotate vectors ``v`` (..., 3) from body frame to world frame by quaternions ``q``."""
     w, u = q[..., :1], q[..., 1:]
-    t = 2.0 * torch.cross(u, v, dim=-1)
-    return v + w * t + torch.cross(u, t, dim=-1)
+    t = torch.linalg.cross(u, v)
+    # t + t, not 2.0 * t: the same bits, and no Python number to wrap in a tensor (on the
+    # cpu a scalar operand costs a conversion op of its own, and these run every step)
+    t = t + t
+    return v + w * t + torch.linalg.cross(u, t)
 
 
 def quat_rotate_inverse(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Rotate world-frame vectors ``v`` (..., 3) into the frame of quaternions ``q``."""
-    w, u = q[..., :1], -q[..., 1:]
-    t = 2.0 * torch.cross(u, v, dim=-1)
-    return v + w * t + torch.cross(u, t, dim=-1)
+    w, u = q[..., :1], q[..., 1:]
+    # The conjugate's vector part is -u: -u x v = v x u and -u x t = t x u, with no
+    # negation op.
+    t = torch.linalg.cross(v, u)
+    t = t + t
+    return v + w * t + torch.linalg.cross(t, u)
 
 
 def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -42,14 +48,16 @@ def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
     """Heading angle (rotation about world z) of quaternions, in (-pi, pi]."""
     w, x, y, z = q.unbind(-1)
-    return torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    # atan2(2 (wz + xy), 1 - 2 (y^2 + z^2)) with both arguments halved: the same angle and
+    # the same bits (halving is exact), two ops fewer.
+    return torch.atan2(w * z + x * y, 0.5 - (y * y + z * z))
 
 
 def quat_from_yaw(yaw: torch.Tensor) -> torch.Tensor:
     """Quaternions of rotations by ``yaw`` about world z."""
-    half = 0.5 * yaw
-    zero = torch.zeros_like(half)
-    return torch.stack((torch.cos(half), zero, zero, torch.sin(half)), dim=-1)
+    half = (yaw * 0.5).unsqueeze(-1)
+    zeros = half.new_zeros(*yaw.shape, 2)
+    return torch.cat((torch.cos(half), zeros, torch.sin(half)), dim=-1)
 
 
 def yaw_quat(q: torch.Tensor) -> torch.Tensor:
@@ -87,6 +95,14 @@ def columns(ids: torch.Tensor) -> slice | torch.Tensor:
     return ids
 
 
+def columns_of(ids: list[int], device: torch.device | str) -> slice | torch.Tensor:
+    """:func:`columns` of indices known on the host: a slice when they are consecutive,
+    else an index tensor on ``device``, found without reading the device."""
+    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
+        return slice(ids[0], ids[0] + len(ids))
+    return torch.tensor(ids, dtype=torch.long, device=device)
+
+
 def take_columns(x: torch.Tensor, cols: slice | torch.Tensor) -> torch.Tensor:
     """``x[:, cols]`` for a :func:`columns` result: a view for a slice, else index_select
     (several times faster than advanced indexing on cpu)."""
@@ -101,5 +117,10 @@ def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
 def sample_uniform(
     lo: float | torch.Tensor, hi: float | torch.Tensor, shape: tuple[int, ...], device
 ) -> torch.Tensor:
-    """Uniform samples in [lo, hi) of ``shape`` (float32) on ``device``."""
+    """Uniform samples in [lo, hi) of ``shape`` (float32) on ``device``; ``lo`` itself
+    when the bounds are equal numbers."""
+    if not isinstance(lo, torch.Tensor) and not isinstance(hi, torch.Tensor) and lo == hi:
+        # lo + 0 x rand is lo: no numbers drawn (a reset's zero joint velocities, a fixed
+        # resampling time; the cpu generator costs about 3 ns a number)
+        return torch.full(shape, float(lo), device=device)
     return lo + (hi - lo) * torch.rand(shape, device=device)

@@ -17,6 +17,7 @@ from robolearn.managers.action import (
 )
 from robolearn.managers.base import (
     ClassTermManager,
+    EnvRows,
     ManagerBase,
     ManagerTerm,
     TermCfg,
@@ -62,6 +63,7 @@ __all__ = [
     "CommandTermCfg",
     "CurriculumManager",
     "CurriculumTermCfg",
+    "EnvRows",
     "EventManager",
     "EventTermCfg",
     "GaitPhaseCommand",

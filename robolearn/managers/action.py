@@ -21,7 +21,7 @@ import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ClassTermManager
+from robolearn.managers.base import ClassTermManager, EnvRows
 from robolearn.managers.markers import Marker
 from robolearn.math import columns
 
@@ -116,7 +116,7 @@ class ActionTerm:
 
     def reset(self, env_mask: torch.Tensor) -> None:
         """Forget the last action of the envs where ``env_mask`` ((N,) bool) is true."""
-        self.raw_actions.masked_fill_(env_mask.unsqueeze(-1), 0.0)
+        EnvRows.of(self.env, env_mask).fill_(self.raw_actions, 0.0)
 
     def debug_markers(self, env_id: int) -> list[Marker]:
         """What viewers and videos draw for env ``env_id`` (e.g. a target pose as a
@@ -258,6 +258,7 @@ class ActionManager(ClassTermManager[ActionTerm]):
 
     def reset(self, env_mask: torch.Tensor) -> dict[str, float | torch.Tensor]:
         """Forget the last actions of the envs where ``env_mask`` is true."""
-        self.action.masked_fill_(env_mask.unsqueeze(-1), 0.0)
-        self.prev_action.masked_fill_(env_mask.unsqueeze(-1), 0.0)
+        rows = EnvRows.of(self.env, env_mask)
+        rows.fill_(self.action, 0.0)
+        rows.fill_(self.prev_action, 0.0)
         return super().reset(env_mask)

@@ -18,6 +18,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.markers import Marker
+from robolearn.sim.host_sync import host_syncs_allowed
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -50,7 +51,9 @@ class ManagerTerm(abc.ABC):
     def reset(self, env_mask: torch.Tensor) -> None:  # noqa: B027 - an optional hook
         """Forget the state of the envs where ``env_mask`` ((N,) bool) is true; the default
         keeps none. Write with ``masked_fill_`` or ``torch.where``, not ``x[env_mask] = v``
-        (boolean indexing makes the host wait for the GPU)."""
+        (boolean indexing makes the host wait for the GPU), or through :class:`EnvRows`
+        (``EnvRows.of(env, env_mask).fill_(x, 0.0)``), which writes the reset envs' rows
+        alone on the cpu engine."""
 
     @abc.abstractmethod
     def __call__(self, env: ManagerBasedRLEnv, *args: Any, **params: Any) -> torch.Tensor:
@@ -115,6 +118,95 @@ def as_env_mask(env: ManagerBasedRLEnv, envs: torch.Tensor | Sequence[int]) -> t
     mask = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
     mask[ids] = True
     return mask
+
+
+def _host_side(env: ManagerBasedRLEnv) -> bool:
+    return getattr(getattr(env, "engine", None), "host_side", False)
+
+
+def none_selected(env: ManagerBasedRLEnv, env_mask: torch.Tensor) -> bool:
+    """Whether ``env_mask`` is known to select no env without waiting for the device.
+
+    On an engine whose tensors live in host memory (the cpu engine) reading the mask costs
+    nothing, and masked work that would change no row (a resample when no timer ran out, a
+    push due nowhere) can be skipped; elsewhere this is False and the work runs on the
+    masked rows, as the step must not wait for the GPU to count them.
+    """
+    if not _host_side(env):
+        return False
+    with host_syncs_allowed():
+        return not bool(env_mask.any())
+
+
+class EnvRows:
+    """The envs an (N,) bool mask selects, in the form that reads and writes them cheapest.
+
+    On the device: the mask itself, every op running over all envs, so that the step
+    never waits for the GPU to learn which envs, or how many. On an engine whose tensors
+    live in host memory (the cpu engine), finding the envs' indices costs nothing, and
+    index ops on them cost a fraction of masked ops over every env (a reset concerns a
+    few envs of thousands): :attr:`ids` holds them. Values computed per selected env have
+    :attr:`n` rows: one per env on the device, one per selected env on the host.
+    """
+
+    def __init__(self, env: ManagerBasedRLEnv, env_mask: torch.Tensor) -> None:
+        self.mask = env_mask
+        self.ids: torch.Tensor | None = None
+        """The selected envs' indices (host-side engines), or None (the mask form)."""
+        self.n: int = env.num_envs
+        if _host_side(env):
+            with host_syncs_allowed():
+                self.ids = env_mask.nonzero().flatten()
+            self.n = self.ids.numel()
+
+    @classmethod
+    def of(cls, env: ManagerBasedRLEnv, env_mask: torch.Tensor) -> EnvRows:
+        """``EnvRows(env, env_mask)``, or, for a mask of the reset under way, the env's own
+        (:attr:`ManagerBasedRLEnv.reset_rows`: every manager's reset is handed the same
+        mask, and its envs are found once)."""
+        for rows in getattr(env, "reset_rows", ()):
+            if rows.mask is env_mask:
+                return rows
+        return cls(env, env_mask)
+
+    def _mask_like(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mask.view(-1, *([1] * (x.dim() - 1)))
+
+    def take(self, x: torch.Tensor) -> torch.Tensor:
+        """The :attr:`n` rows of ``x`` ((N, ...), a row per env) to compute with."""
+        return x if self.ids is None else x.index_select(0, self.ids)
+
+    def put(self, dst: torch.Tensor, value: torch.Tensor) -> None:
+        """``dst[selected] = value`` in place, ``value`` having :attr:`n` rows."""
+        if self.ids is None:
+            torch.where(self._mask_like(dst), value, dst, out=dst)
+        else:
+            dst.index_copy_(0, self.ids, value.to(dst.dtype))
+
+    def copy_(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        """``dst[selected] = src[selected]`` in place; ``src`` broadcasts to ``dst``."""
+        if self.ids is None:
+            torch.where(self._mask_like(dst), src, dst, out=dst)
+        else:
+            self.put(dst, src.expand_as(dst).index_select(0, self.ids))
+
+    def fill_(self, dst: torch.Tensor, value: float | bool) -> None:
+        """``dst[selected] = value`` in place."""
+        if self.ids is None:
+            dst.masked_fill_(self._mask_like(dst), value)
+        else:
+            dst.index_fill_(0, self.ids, value)
+
+    def sum(self, x: torch.Tensor) -> torch.Tensor:
+        """The sum of the selected rows of ``x`` ((N, ...)) over the envs."""
+        if self.ids is None:
+            return torch.where(self._mask_like(x), x, 0).sum(0)
+        return x.index_select(0, self.ids).sum(0)
+
+    def count(self) -> torch.Tensor | int:
+        """How many envs are selected: a 0-d tensor on the device (no wait), an int on
+        the host."""
+        return self.mask.sum() if self.ids is None else self.n
 
 
 def reset_term(term: Callable[..., Any], env_mask: torch.Tensor) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ClassTermManager, as_env_mask
+from robolearn.managers.base import ClassTermManager, EnvRows, as_env_mask, none_selected
 from robolearn.managers.markers import ACTUAL_RGBA, COMMAND_RGBA, Marker
 from robolearn.math import quat_rotate, sample_uniform, wrap_to_pi, yaw_from_quat, yaw_quat
 from robolearn.scene.mirror import IndexMirror
@@ -61,7 +61,9 @@ class CommandTerm(abc.ABC):
     def _resample(self, env_mask: torch.Tensor) -> None:
         """Draw new commands for the envs where ``env_mask`` ((N,) bool) is true: draw for
         every env and keep the others' with ``torch.where`` (indexing with the mask would
-        make the host wait for the GPU)."""
+        make the host wait for the GPU), or through :class:`~robolearn.managers.EnvRows`,
+        which does that on the GPU and draws for the selected envs alone on the cpu
+        engine."""
 
     def _update_command(self) -> None:  # noqa: B027 - an optional hook
         """Called every step after resampling (e.g. heading control)."""
@@ -93,8 +95,8 @@ class CommandTerm(abc.ABC):
         for env indices)."""
         env_mask = as_env_mask(self.env, env_mask)
         lo, hi = self.cfg.resampling_time_range
-        timers = sample_uniform(lo, hi, (self.env.num_envs,), self.env.device)
-        torch.where(env_mask, timers, self.time_left, out=self.time_left)
+        rows = EnvRows.of(self.env, env_mask)
+        rows.put(self.time_left, sample_uniform(lo, hi, (rows.n,), self.env.device))
         self._resample(env_mask)
 
     def compute(self, dt: float) -> None:
@@ -102,7 +104,9 @@ class CommandTerm(abc.ABC):
         self._update_metrics()
         self.time_left -= dt
         # A tolerance, so that 50 steps of 0.02 s make 1 s despite float rounding.
-        self.resample(self.time_left <= 1e-6)
+        due = self.time_left <= 1e-6
+        if not none_selected(self.env, due):
+            self.resample(due)
         self._update_command()
 
     def reset(
@@ -115,12 +119,14 @@ class CommandTerm(abc.ABC):
         :meth:`RewardManager.reset` does; None for all of ``env_mask``.
         """
         env_mask = as_env_mask(self.env, env_mask)
-        keep = env_mask if keep is None else as_env_mask(self.env, keep)
-        count = keep.sum()
         log: dict[str, float | torch.Tensor] = {}
-        for key, values in self.metrics.items():
-            log[f"Metrics/{self.name}/{key}"] = torch.where(keep, values, 0.0).sum() / count
-            values.masked_fill_(env_mask, 0.0)
+        if self.metrics:
+            rows = EnvRows.of(self.env, env_mask)
+            kept = rows if keep is None else EnvRows.of(self.env, as_env_mask(self.env, keep))
+            count = kept.count()
+            for key, values in self.metrics.items():
+                log[f"Metrics/{self.name}/{key}"] = kept.sum(values) / count
+                rows.fill_(values, 0.0)
         self.resample(env_mask)
         self._update_command()
         return log
@@ -204,17 +210,15 @@ class UniformVelocityCommand(CommandTerm):
             row.copy_(torch.where(where, wider, row))
 
     def _resample(self, env_mask: torch.Tensor) -> None:
-        r, n, dev = self.range_tensor(), self.env.num_envs, self.env.device
+        r, rows = self.range_tensor(), EnvRows.of(self.env, env_mask)
         lo, hi = r[:, 0], r[:, 1]
-        draw = lo + (hi - lo) * torch.rand(n, 4, device=dev)  # one draw per field
-        rows = env_mask.unsqueeze(-1)
-        torch.where(rows, draw[:, :3], self._command, out=self._command)
-        torch.where(env_mask, draw[:, 3], self.heading_target, out=self.heading_target)
-        shares = torch.rand(n, 2, device=dev)
-        heading = shares[:, 0] < self.cfg.rel_heading_envs
-        standing = shares[:, 1] < self.cfg.rel_standing_envs
-        torch.where(env_mask, heading, self.is_heading_env, out=self.is_heading_env)
-        torch.where(env_mask, standing, self.is_standing_env, out=self.is_standing_env)
+        # one draw: a number per field of the ranges, then the heading and standing shares
+        uniform = torch.rand(rows.n, 6, device=self.env.device)
+        draw = lo + (hi - lo) * uniform[:, :4]
+        rows.put(self._command, draw[:, :3])
+        rows.put(self.heading_target, draw[:, 3])
+        rows.put(self.is_heading_env, uniform[:, 4] < self.cfg.rel_heading_envs)
+        rows.put(self.is_standing_env, uniform[:, 5] < self.cfg.rel_standing_envs)
 
     def _update_command(self) -> None:
         scene = self.env.scene
@@ -312,13 +316,14 @@ class GaitPhaseCommand(CommandTerm):
         return self._command
 
     def _resample(self, env_mask: torch.Tensor) -> None:
-        draw = torch.rand(self.env.num_envs, device=self.env.device)
-        torch.where(env_mask, draw, self.phase, out=self.phase)
+        rows = EnvRows.of(self.env, env_mask)
+        rows.put(self.phase, torch.rand(rows.n, device=self.env.device))
 
     def _update_command(self) -> None:
         angle = 2 * torch.pi * self.phase
-        self._command[:, 0] = torch.sin(angle)
-        self._command[:, 1] = torch.cos(angle)
+        # straight into the command's columns: no temporary and no copy
+        torch.sin(angle, out=self._command[:, 0])
+        torch.cos(angle, out=self._command[:, 1])
 
     def mirror(self) -> IndexMirror:
         """Half a cycle on: in the mirror the other foot is down (sin and cos negate)."""

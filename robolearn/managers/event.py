@@ -6,7 +6,8 @@ each env whenever its own timer, drawn from ``interval_range_s``, runs out (e.g.
 Every term is ``func(env, env_mask, **params)``, ``env_mask`` an (N,) bool tensor of the
 envs concerned: all of them at startup, the resetting ones, the ones whose timer ran out
 (an interval term runs at every step, with a mask that may be empty, so that the step never
-waits for the GPU to count them). A term reads the scene (``env.scene``) as the
+waits for the GPU to count them; on the cpu engine, whose masks are in host memory, it is
+skipped in a step where no timer ran out). A term reads the scene (``env.scene``) as the
 engine holds it when the term runs: the scene's per-step cache is dropped before reset
 events and after each term. Derived fields (body positions, contact forces) are those of
 the last forward pass: a reset term sees the reset state's joint positions, not yet its body
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ManagerBase, TermCfg
+from robolearn.managers.base import ManagerBase, TermCfg, none_selected
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -89,6 +90,8 @@ class EventManager(ManagerBase):
                 continue
             if mode == "interval":
                 mask = self._due(name, dt)
+                if mask is None:
+                    continue
             elif env_mask is None:
                 mask = torch.ones(self.env.num_envs, dtype=torch.bool, device=self.env.device)
             else:
@@ -97,12 +100,15 @@ class EventManager(ManagerBase):
             # A term may have written state that the next one reads through the scene.
             self.env.scene.invalidate()
 
-    def _due(self, name: str, dt: float) -> torch.Tensor:
+    def _due(self, name: str, dt: float) -> torch.Tensor | None:
         """Advance interval term ``name``'s timers by ``dt``; the (N,) mask of the envs
-        whose timer ran out, with new timers drawn for them."""
+        whose timer ran out, with new timers drawn for them, or None where the engine
+        knows for free that none did (the term is then not called)."""
         time_left = self._time_left[name]
         time_left -= dt
         due = time_left <= 1e-6  # tolerate float rounding
+        if none_selected(self.env, due):
+            return None
         fresh = self._draw_interval(name, self.env.num_envs)
         torch.where(due, fresh, time_left, out=time_left)
         return due

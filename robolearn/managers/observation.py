@@ -2,7 +2,8 @@
 
 Per term, in this order: compute, add noise (if the group enables corruption), clip, scale,
 then keep a history of ``history_length`` steps (oldest first, flattened). A group
-concatenates its terms along the last dimension in config order.
+concatenates its terms along the last dimension in config order. The noise of a group's
+terms is one draw per step (per kind of noise), not one per term.
 """
 
 from __future__ import annotations
@@ -116,25 +117,45 @@ class _Group:
         self.histories: dict[str, _History] = {}
         self.dims: dict[str, int] = {}
         """Each term's width in the group's tensor, known once the group was computed."""
+        self._slices: list[slice] = []
+        """Each term's columns before histories (the terms' own widths are fixed)."""
+        self._noise: _GroupNoise | None = None
 
     def compute(self, raw: dict[tuple, torch.Tensor], update_history: bool) -> torch.Tensor:
         """The group's (num_envs, dim) float32 tensor; ``raw`` holds the terms' outputs
         that groups computed earlier in the same call, to be shared."""
-        parts = []
-        fresh = False  # whether parts[0] is a tensor made here (not a term's own memory)
-        for name, tcfg, fn in self.terms:
-            value = self._raw(name, tcfg, fn, raw)
-            value, fresh = self._transform(name, tcfg, value, update_history)
-            self.dims[name] = value.shape[-1]
-            parts.append(value)
-        if len(parts) > 1:
-            return torch.cat(parts, dim=-1)
-        # A term's output may be memory that changes in place later in the step or in the
-        # next one: a view of the engine's state (sensor, or joint_pos on the float32 Warp
-        # engines), the action buffer (last_action), a command. The group must not alias
-        # it: the learner stores this tensor as the observation the policy acted on, and
-        # final_obs must outlive the reset.
-        return parts[0] if fresh else parts[0].clone()
+        values = [self._raw(name, tcfg, fn, raw) for name, tcfg, fn in self.terms]
+        if not self._slices:
+            start = 0
+            for value in values:
+                self._slices.append(slice(start, start + value.shape[-1]))
+                start += value.shape[-1]
+        # The terms' values side by side first, then noise, clip and scale on the columns
+        # of the one tensor: a noise draw per group, not per term, and no clone. cat makes
+        # a new tensor, so the group never aliases a term's output (a view of the engine's
+        # state, the action buffer, a command: memory that changes later in the step,
+        # while the learner keeps this tensor and final_obs must outlive the reset).
+        x = torch.cat(values, dim=-1)
+        if self.cfg.enable_corruption:
+            self._noise_tables().add_to(x)
+        for (_, tcfg, _), cols in zip(self.terms, self._slices, strict=True):
+            if tcfg.clip is not None:
+                x[:, cols].clamp_(*tcfg.clip)
+            if tcfg.scale is not None:
+                x[:, cols].mul_(tcfg.scale)
+        override = self.cfg.history_length
+        lengths = [
+            tcfg.history_length if override is None else override for _, tcfg, _ in self.terms
+        ]
+        if any(lengths):
+            parts = []
+            for (name, _, _), cols, length in zip(self.terms, self._slices, lengths, strict=True):
+                part = x[:, cols]
+                parts.append(self._history(name, part, length, update_history) if length else part)
+            x = torch.cat(parts, dim=-1)
+        for (name, _, _), cols, length in zip(self.terms, self._slices, lengths, strict=True):
+            self.dims[name] = (cols.stop - cols.start) * max(length, 1)
+        return x
 
     def _raw(self, name: str, tcfg: ObservationTermCfg, fn: Any, raw: dict) -> torch.Tensor:
         """The term's output, (num_envs, k) float32, computed once per call per key."""
@@ -143,33 +164,32 @@ class _Group:
         if value is None:
             where = f"observations.{self.name}.{name}"
             value = check_term_output(fn(self.env, **tcfg.params), self.env.num_envs, where)
-            value = value.float()
+            if value.dtype != torch.float32:
+                value = value.float()
             if key is not None:
                 raw[key] = value
         return value.unsqueeze(-1) if value.dim() == 1 else value
 
-    def _transform(
-        self, name: str, tcfg: ObservationTermCfg, value: torch.Tensor, update_history: bool
-    ) -> tuple[torch.Tensor, bool]:
-        """Noise, clip, scale and history; returns the value and whether it is a new
-        tensor (False: it may be the term's own memory)."""
-        transformed = False
-        if self.cfg.enable_corruption and tcfg.noise is not None:
-            value, transformed = value + _noise(tcfg.noise, value), True
-        if tcfg.clip is not None:
-            value, transformed = value.clamp(*tcfg.clip), True
-        if tcfg.scale is not None:
-            value, transformed = value * tcfg.scale, True
-        override = self.cfg.history_length
-        length = tcfg.history_length if override is None else override
-        if length > 0:
-            history = self.histories.get(name)
-            if history is None:
-                n, dim = self.env.num_envs, value.shape[-1]
-                history = self.histories[name] = _History(length, n, dim, value.device)
-            value = history.push(value) if update_history else value.repeat(1, length)
-            transformed = True
-        return value, transformed
+    def _noise_tables(self) -> _GroupNoise:
+        """The group's noise, rebuilt when a term's noise config changed (read live)."""
+        key = tuple(
+            # fields one by one: astuple's deep copy costs more, at every step
+            None if (n := tcfg.noise) is None else (n.kind, n.low, n.high, n.std)
+            for _, tcfg, _ in self.terms
+        )
+        if self._noise is None or self._noise.key != key:
+            configs = [tcfg.noise for _, tcfg, _ in self.terms]
+            self._noise = _GroupNoise(key, configs, self._slices, self.env.device)
+        return self._noise
+
+    def _history(
+        self, name: str, value: torch.Tensor, length: int, update_history: bool
+    ) -> torch.Tensor:
+        history = self.histories.get(name)
+        if history is None:
+            n, dim = self.env.num_envs, value.shape[-1]
+            history = self.histories[name] = _History(length, n, dim, value.device)
+        return history.push(value) if update_history else value.repeat(1, length)
 
     def reset(self, env_mask: torch.Tensor) -> None:
         """Start the histories of the envs where ``env_mask`` is true afresh and reset
@@ -178,6 +198,65 @@ class _Group:
             history.reset(env_mask)
         for _, _, fn in self.terms:
             reset_term(fn, env_mask)
+
+
+class _GroupNoise:
+    """The noise of one group's terms as one draw per kind over their columns: ``low +
+    width x uniform`` for uniform noise, ``std x normal`` for gaussian, added to each run
+    of consecutive noisy columns (a few ops per group instead of four per term)."""
+
+    def __init__(
+        self, key: tuple, configs: list[NoiseCfg | None], slices: list[slice], device
+    ) -> None:
+        self.key = key
+        columns: dict[str, list[tuple[slice, NoiseCfg]]] = {"uniform": [], "gaussian": []}
+        for cfg, cols in zip(configs, slices, strict=True):
+            if cfg is None:
+                continue
+            if cfg.kind not in columns:
+                raise RobolearnError(f"noise kind {cfg.kind!r} is not one of: uniform, gaussian")
+            columns[cfg.kind].append((cols, cfg))
+        self.draws: list[tuple[str, int, torch.Tensor, torch.Tensor | None, list]] = []
+        """Per kind: (kind, width, scale, offset or None, [(columns of the group, columns
+        of the draw)] of each run)."""
+        for kind, terms in columns.items():
+            if not terms:
+                continue
+            scale, offset, runs, drawn = [], [], [], 0
+            for cols, cfg in terms:
+                width = cols.stop - cols.start
+                a, b = (cfg.high - cfg.low, cfg.low) if kind == "uniform" else (cfg.std, 0.0)
+                scale += [a] * width
+                offset += [b] * width
+                if runs and runs[-1][0].stop == cols.start:  # extends the run before it
+                    last, src = runs[-1]
+                    runs[-1] = (slice(last.start, cols.stop), slice(src.start, src.stop + width))
+                else:
+                    runs.append((cols, slice(drawn, drawn + width)))
+                drawn += width
+            self.draws.append(
+                (
+                    kind,
+                    drawn,
+                    torch.tensor(scale, device=device),
+                    torch.tensor(offset, device=device) if kind == "uniform" else None,
+                    runs,
+                )
+            )
+
+    def add_to(self, x: torch.Tensor) -> None:
+        """Add a fresh draw of the noise to the group's tensor ``x``, in place."""
+        n = x.shape[0]
+        for kind, width, scale, offset, runs in self.draws:
+            if kind == "uniform":
+                noise = torch.addcmul(offset, scale, torch.rand(n, width, device=x.device))
+            else:
+                noise = torch.randn(n, width, device=x.device).mul_(scale)
+            if len(runs) == 1 and runs[0][0].stop - runs[0][0].start == x.shape[1]:
+                x.add_(noise)
+                continue
+            for cols, src in runs:
+                x[:, cols].add_(noise[:, src])
 
 
 class ObservationManager(ManagerBase):
@@ -285,11 +364,3 @@ def _hashable(value: object) -> object:
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     hash(value)
     return value
-
-
-def _noise(cfg: NoiseCfg, like: torch.Tensor) -> torch.Tensor:
-    if cfg.kind == "uniform":
-        return cfg.low + (cfg.high - cfg.low) * torch.rand_like(like)
-    if cfg.kind == "gaussian":
-        return cfg.std * torch.randn_like(like)
-    raise RobolearnError(f"noise kind {cfg.kind!r} is not one of: uniform, gaussian")

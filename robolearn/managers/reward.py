@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ManagerBase, TermCfg, check_term_output
+from robolearn.managers.base import EnvRows, ManagerBase, TermCfg, check_term_output
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -49,6 +49,7 @@ class RewardManager(ManagerBase):
         super().__init__(cfg, env)
         self.term_names = list(cfg)
         """The terms, in the order of the columns of :attr:`step_reward`."""
+        self._log_keys = [f"Episode_Reward/{name}" for name in self.term_names]
         n, dev = env.num_envs, env.device
         self._episode_sums = torch.zeros(n, len(cfg), device=dev)
         self.step_reward = torch.zeros(n, len(cfg), device=dev)
@@ -78,6 +79,7 @@ class RewardManager(ManagerBase):
         self._active = [i for i, w in enumerate(key) if w != 0.0]
         self._active_cols = torch.tensor(self._active, dtype=torch.long, device=dev)
         self._weights = torch.tensor(key, device=dev)
+        self._scaled_weights: tuple[float, torch.Tensor] | None = None
         # a column of a term just switched off would otherwise keep its last value
         self.step_reward.zero_()
 
@@ -106,19 +108,26 @@ class RewardManager(ManagerBase):
             )
             if value.dim() != 1:
                 raise RobolearnError(f"rewards.{name} returned {tuple(value.shape)}; want (N,)")
-            values.append(value.float())
+            values.append(value if value.dtype == torch.float32 else value.float())
         # One write of all columns instead of a small strided write per term.
         if values and len(self._active) == len(self.term_names):
             torch.stack(values, dim=1, out=self.step_reward)
         elif values:
             self.step_reward.index_copy_(1, self._active_cols, torch.stack(values, dim=1))
         # One multiply and one sum for all terms, instead of a few small ops per term.
-        self.step_reward.mul_(self._weights * dt)
+        self.step_reward.mul_(self._weights_times(dt))
         if exclude is not None:
             # masked_fill, not a multiply by the mask: 0 x NaN is NaN
             self.step_reward.masked_fill_(exclude.unsqueeze(-1), 0.0)
         self._episode_sums += self.step_reward
         return self.step_reward.sum(-1)
+
+    def _weights_times(self, dt: float) -> torch.Tensor:
+        """The weights x ``dt``, multiplied once per weight change or new ``dt``."""
+        scaled = self._scaled_weights
+        if scaled is None or scaled[0] != dt:
+            scaled = self._scaled_weights = (dt, self._weights * dt)
+        return scaled[1]
 
     def reset(
         self, env_mask: torch.Tensor, keep: torch.Tensor | None = None
@@ -132,16 +141,15 @@ class RewardManager(ManagerBase):
             keep: (N,) bool, the episodes to average in the log (the others, e.g. ended by
                 divergence, are left out); None for all of ``env_mask``.
         """
-        keep = env_mask if keep is None else keep
-        column = keep.unsqueeze(-1)
-        kept = torch.where(column, self._episode_sums, 0.0).sum(0)
-        sums = kept / (keep.sum() * self.env.max_episode_length_s)
-        log = {f"Episode_Reward/{name}": sums[i] for i, name in enumerate(self.term_names)}
+        rows = EnvRows.of(self.env, env_mask)
+        kept = rows if keep is None else EnvRows.of(self.env, keep)
+        sums = kept.sum(self._episode_sums) / (kept.count() * self.env.max_episode_length_s)
+        # one unbind, not a Python index per term
+        log = dict(zip(self._log_keys, sums.unbind(), strict=True))
         super().reset(env_mask)
-        rows = env_mask.unsqueeze(-1)
-        torch.where(rows, self._episode_sums, self.last_episode_sums, out=self.last_episode_sums)
-        self._episode_sums.masked_fill_(rows, 0.0)
-        self.step_reward.masked_fill_(rows, 0.0)
+        rows.copy_(self.last_episode_sums, self._episode_sums)
+        rows.fill_(self._episode_sums, 0.0)
+        rows.fill_(self.step_reward, 0.0)
         return log
 
     def nonfinite_terms(self) -> list[str]:

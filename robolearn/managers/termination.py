@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ManagerBase, TermCfg
+from robolearn.managers.base import EnvRows, ManagerBase, TermCfg
+from robolearn.math import columns_of, take_columns
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -41,17 +42,15 @@ class TerminationManager(ManagerBase):
             )
         super().__init__(cfg, env)
         self.term_names = list(cfg)
+        self._log_keys = [f"Episode_Termination/{name}" for name in self.term_names]
         n, dev = env.num_envs, env.device
         self.term_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
         """(N, num_terms): which terms fired in the latest step."""
         flags = [t.time_out for t in cfg.values()]
-        # column ids, not masks: index_select is several times faster than mask indexing
-        self._time_out_cols = torch.tensor(
-            [i for i, f in enumerate(flags) if f], dtype=torch.long, device=dev
-        )
-        self._failure_cols = torch.tensor(
-            [i for i, f in enumerate(flags) if not f], dtype=torch.long, device=dev
-        )
+        # column ids, not masks: index_select is several times faster than mask indexing,
+        # and a view of consecutive columns (a time-out listed first or last) costs nothing
+        self._time_out_cols = columns_of([i for i, f in enumerate(flags) if f], dev)
+        self._failure_cols = columns_of([i for i, f in enumerate(flags) if not f], dev)
         self.terminated = torch.zeros(n, dtype=torch.bool, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
         self.last_episode_dones = torch.zeros(n, len(cfg), dtype=torch.bool, device=dev)
@@ -72,15 +71,18 @@ class TerminationManager(ManagerBase):
                 diverged: their terms read garbage, and the env counts them as
                 ``nonfinite`` alone).
         """
-        for i, (name, fn) in enumerate(self._terms.items()):
+        values = []
+        for name, fn in self._terms.items():
             value = fn(self.env, **self.cfg[name].params)
             if value.shape != (self.env.num_envs,):
                 raise RobolearnError(f"terminations.{name} must return (num_envs,) bools")
-            self.term_dones[:, i] = value.bool()
+            values.append(value if value.dtype == torch.bool else value.bool())
+        # one write of every column, not a strided copy per term
+        torch.stack(values, dim=1, out=self.term_dones)
         if exclude is not None:
             self.term_dones.masked_fill_(exclude.unsqueeze(-1), False)
-        self.time_outs = self.term_dones.index_select(1, self._time_out_cols).any(-1)
-        self.terminated = self.term_dones.index_select(1, self._failure_cols).any(-1)
+        self.time_outs = take_columns(self.term_dones, self._time_out_cols).any(-1)
+        self.terminated = take_columns(self.term_dones, self._failure_cols).any(-1)
         return self.terminated | self.time_outs
 
     def last_reason(self, env_id: int) -> str | None:
@@ -97,10 +99,10 @@ class TerminationManager(ManagerBase):
     def reset(self, env_mask: torch.Tensor) -> dict[str, float | torch.Tensor]:
         """Start new episodes where ``env_mask`` ((N,) bool) is true; returns
         ``Episode_Termination/<term>``, how many of them each term ended."""
-        rows = env_mask.unsqueeze(-1)
-        counts = (self.term_dones & rows).sum(0)
-        log = {f"Episode_Termination/{name}": counts[i] for i, name in enumerate(self.term_names)}
+        rows = EnvRows.of(self.env, env_mask)
+        counts = rows.sum(self.term_dones)
+        log = dict(zip(self._log_keys, counts.unbind(), strict=True))
         super().reset(env_mask)
-        torch.where(rows, self.term_dones, self.last_episode_dones, out=self.last_episode_dones)
-        self.term_dones.masked_fill_(rows, False)
+        rows.copy_(self.last_episode_dones, self.term_dones)
+        rows.fill_(self.term_dones, False)
         return log

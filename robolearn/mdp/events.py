@@ -7,8 +7,10 @@ drawn around the model's own values every time, so they never drift.
 
 Every term draws for all envs and writes the masked ones with ``torch.where``: the host never
 waits for the GPU to learn which envs, or how many, are concerned (docs/gpu.md). A term of
-your own may index with ``env_mask.nonzero()`` instead; it works, and costs that wait.
-Called by hand, these terms also take env indices, as Isaac Lab's ``env_ids``.
+your own may index with ``env_mask.nonzero()`` instead; it works, and costs that wait. On
+the cpu engine, whose masks live in host memory, that costs nothing, and the reset and
+interval terms here draw and write for the masked envs alone (a step resets a few envs of
+thousands). Called by hand, these terms also take env indices, as Isaac Lab's ``env_ids``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,16 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import as_env_mask
-from robolearn.math import quat_from_euler_xyz, quat_mul, quat_rotate_inverse, sample_uniform
+from robolearn.managers.base import EnvRows, as_env_mask
+from robolearn.math import (
+    quat_from_euler_xyz,
+    quat_mul,
+    quat_rotate_inverse,
+    sample_uniform,
+    take_columns,
+)
+from robolearn.mdp.observations import _joint_columns
+from robolearn.scene.cache import fixed, names_key
 from robolearn.scene.entities import SceneEntityCfg
 
 if TYPE_CHECKING:
@@ -29,12 +39,15 @@ if TYPE_CHECKING:
 AXES = ("x", "y", "z", "roll", "pitch", "yaw")
 
 
-_RANGES: dict[tuple, torch.Tensor] = {}
+_RANGES: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 
 
-def _axis_ranges(ranges: dict[str, tuple[float, float]], where: str, device) -> torch.Tensor:
-    """(6, 2) the ranges on the device, made once per distinct ranges and device (a tensor
-    made from Python numbers at every call is a copy the GPU path would wait for)."""
+def _axis_ranges(
+    ranges: dict[str, tuple[float, float]], where: str, device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(6,) lows and (6,) widths of the ranges on the device, made once per distinct ranges
+    and device (a tensor made from Python numbers at every call is a copy the GPU path
+    would wait for; the widths once, not a subtraction per draw)."""
     key = (tuple((a, tuple(r)) for a, r in sorted(ranges.items())), str(device))
     cached = _RANGES.get(key)
     if cached is None:
@@ -43,19 +56,32 @@ def _axis_ranges(ranges: dict[str, tuple[float, float]], where: str, device) -> 
             raise RobolearnError(
                 f"{where}: unknown axes {sorted(unknown)}; valid: {', '.join(AXES)}"
             )
-        rows = [ranges.get(a, (0.0, 0.0)) for a in AXES]
-        cached = _RANGES[key] = torch.tensor(rows, dtype=torch.float32, device=device)
+        rows = torch.tensor(
+            [ranges.get(a, (0.0, 0.0)) for a in AXES], dtype=torch.float32, device=device
+        )
+        cached = _RANGES[key] = (rows[:, 0].clone(), rows[:, 1] - rows[:, 0])
     return cached
 
 
 def _sample_axes(ranges: dict, n: int, where: str, device) -> torch.Tensor:
-    r = _axis_ranges(ranges, where, device)
-    return r[:, 0] + (r[:, 1] - r[:, 0]) * torch.rand(n, 6, device=device)
+    low, width = _axis_ranges(ranges, where, device)
+    return torch.addcmul(low, width, torch.rand(n, 6, device=device))
+
+
+def _write(rows: EnvRows, field: torch.Tensor, cols, value: torch.Tensor) -> None:
+    """``field[:, cols] = value`` in the selected rows, ``value`` having ``rows.n`` rows
+    (``cols`` a slice or an index tensor)."""
+    if isinstance(cols, slice):
+        rows.put(field[:, cols], value)  # a view: the write lands in the engine's memory
+    elif rows.ids is None:
+        _write_rows(field, cols, rows.mask, value)
+    else:
+        field[rows.ids.unsqueeze(-1), cols] = value.to(field.dtype)
 
 
 def _write_rows(field: torch.Tensor, cols, env_mask: torch.Tensor, value: torch.Tensor) -> None:
     """``field[:, cols] = value`` in the rows where ``env_mask`` is true (value has a row
-    for every env; ``cols`` a slice or an index tensor)."""
+    for every env; ``cols`` an index tensor)."""
     old = field[:, cols]
     mask = env_mask.view(-1, *([1] * (old.dim() - 1)))
     field[:, cols] = torch.where(mask, value.to(field.dtype), old)
@@ -76,24 +102,26 @@ def reset_root_state_uniform(
     world after the default orientation); ``velocity_range`` gives linear (world, m/s) and
     angular (rad/s) velocity.
     """
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     scene, e = env.scene, env.engine
     q0, v0 = _root_columns(env, entity)
-    n = env.num_envs
+    n = rows.n
     pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
     default = scene.default_qpos[q0 : q0 + 7]
-    pos = default[0:3] + pose[:, 0:3].to(e.dtype)
+    # float32 + float64 adds in float64: the bits of converting first, one op fewer
+    pos = pose[:, 0:3] + default[0:3]
     if scene.terrain is not None:
-        pos = pos + scene.env_origins.to(e.dtype)
+        pos = pos + rows.take(scene.env_origins).to(e.dtype)
     delta = quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]).to(e.dtype)
     quat = quat_mul(delta, default[3:7].expand(n, 4))
-    _write_rows(e.qpos, slice(q0, q0 + 7), env_mask, torch.cat((pos, quat), dim=-1))
+    _write(rows, e.qpos, slice(q0, q0 + 3), pos)
+    _write(rows, e.qpos, slice(q0 + 3, q0 + 7), quat)
     if velocity_range:
         vel = _sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
         # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
         ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
-        root_vel = torch.cat((vel[:, 0:3].to(e.dtype), ang_b), dim=-1)
-        _write_rows(e.qvel, slice(v0, v0 + 6), env_mask, root_vel)
+        _write(rows, e.qvel, slice(v0, v0 + 3), vel[:, 0:3])
+        _write(rows, e.qvel, slice(v0 + 3, v0 + 6), ang_b)
 
 
 def _root_columns(env: ManagerBasedRLEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
@@ -118,8 +146,8 @@ def reset_joints_by_scale(
 ) -> None:
     """Joint positions = default x uniform(position_range), clamped to the joint limits;
     velocities uniform in ``velocity_range``."""
-    env_mask = as_env_mask(env, env_mask)
-    _reset_joints(env, env_mask, joints, position_range, velocity_range, scale=True)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
+    _reset_joints(env, rows, joints, position_range, velocity_range, scale=True)
 
 
 def reset_joints_by_offset(
@@ -131,22 +159,42 @@ def reset_joints_by_offset(
 ) -> None:
     """Joint positions = default + uniform(position_range), clamped to the joint limits;
     velocities uniform in ``velocity_range``."""
-    env_mask = as_env_mask(env, env_mask)
-    _reset_joints(env, env_mask, joints, position_range, velocity_range, scale=False)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
+    _reset_joints(env, rows, joints, position_range, velocity_range, scale=False)
 
 
-def _reset_joints(env, env_mask, joints, position_range, velocity_range, scale: bool) -> None:
+def _reset_limits(
+    env: ManagerBasedRLEnv, joints: str | Sequence[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(k,) lower and (k,) upper position limits of ``joints``, found once per scene."""
+    scene = env.scene
+
+    def make() -> tuple[torch.Tensor, torch.Tensor]:
+        limits = scene.joint_pos_limits[scene.index("joint", joints)]
+        return limits[:, 0].contiguous(), limits[:, 1].contiguous()
+
+    return fixed(scene, ("joint_limits", names_key(joints)), make)
+
+
+def _reset_joints(
+    env: ManagerBasedRLEnv,
+    rows: EnvRows,
+    joints: str | Sequence[str],
+    position_range: tuple[float, float],
+    velocity_range: tuple[float, float],
+    scale: bool,
+) -> None:
     scene, e = env.scene, env.engine
-    ids = scene.index("joint", joints)
-    n, k = env.num_envs, ids.numel()
-    default = scene.default_joint_pos[:, ids]
-    draw = sample_uniform(*position_range, (n, k), env.device)
+    cols = _joint_columns(env, joints)
+    low, high = _reset_limits(env, joints)
+    k = low.numel()
+    default = rows.take(take_columns(scene.default_joint_pos, cols.joints))
+    draw = sample_uniform(*position_range, (rows.n, k), env.device)
     pos = default * draw if scale else default + draw
-    limits = scene.joint_pos_limits[ids]
-    pos = torch.maximum(torch.minimum(pos, limits[:, 1]), limits[:, 0])
-    vel = sample_uniform(*velocity_range, (n, k), env.device)
-    _write_rows(e.qpos, scene.joint_qpos_adr[ids], env_mask, pos)
-    _write_rows(e.qvel, scene.joint_dof_adr[ids], env_mask, vel)
+    pos = torch.maximum(torch.minimum(pos, high), low)
+    vel = sample_uniform(*velocity_range, (rows.n, k), env.device)
+    _write(rows, e.qpos, cols.qpos, pos)
+    _write(rows, e.qvel, cols.dofs, vel)
 
 
 def push_by_setting_velocity(
@@ -157,11 +205,11 @@ def push_by_setting_velocity(
 ) -> None:
     """Push the base (or another entity's floating root): add a uniform velocity (linear
     world m/s; angular rad/s, root frame)."""
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     e, (_, v0) = env.engine, _root_columns(env, entity)
-    dv = _sample_axes(velocity_range, env.num_envs, "push_by_setting_velocity", env.device)
+    dv = _sample_axes(velocity_range, rows.n, "push_by_setting_velocity", env.device)
     cols = slice(v0, v0 + 6)
-    _write_rows(e.qvel, cols, env_mask, e.qvel[:, cols] + dv.to(e.dtype))
+    _write(rows, e.qvel, cols, rows.take(e.qvel[:, cols]) + dv)
 
 
 def randomize_friction(

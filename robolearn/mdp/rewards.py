@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.managers import ManagerTerm, RewardTermCfg, as_env_mask
-from robolearn.math import quat_rotate_inverse, yaw_quat
-from robolearn.mdp.observations import foot_contact_force
+from robolearn.math import take_columns, yaw_from_quat
+from robolearn.mdp.observations import _feet_force_norm, _joint_columns
+from robolearn.scene.cache import fixed, names_key
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -25,17 +26,23 @@ if TYPE_CHECKING:
 def track_lin_vel_xy_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-|v_cmd - v|^2 / std^2) for planar base velocity in the yaw (heading) frame."""
     scene = env.scene
-    vel_yaw = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
-    cmd = env.command_manager.get_command(command_name)[:, :2]
-    error = (cmd - vel_yaw).square().sum(-1)
-    return torch.exp(-error / std**2)
+    # The world velocity turned by -yaw in the plane: what rotating it by the inverse of
+    # the heading quaternion gives, without building that quaternion and rotating in 3D.
+    yaw = yaw_from_quat(scene.root_quat_w)
+    cos, sin = torch.cos(yaw), torch.sin(yaw)
+    vx, vy, _ = scene.root_lin_vel_w.unbind(-1)
+    cmd_x, cmd_y, _ = env.command_manager.get_command(command_name).unbind(-1)
+    ex = cmd_x - (cos * vx + sin * vy)
+    ey = cmd_y - (cos * vy - sin * vx)
+    return torch.exp((ex * ex + ey * ey) / -(std**2))
 
 
 def track_ang_vel_z_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-(w_cmd - w_z)^2 / std^2) for the yaw rate about world z."""
     yaw_rate = env.scene.root_ang_vel_w[:, 2]
     cmd = env.command_manager.get_command(command_name)[:, 2]
-    return torch.exp(-(cmd - yaw_rate).square() / std**2)
+    error = cmd - yaw_rate
+    return torch.exp(error * error / -(std**2))
 
 
 def is_alive(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -53,17 +60,20 @@ def is_terminated(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 def lin_vel_z_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Squared vertical base velocity (base frame)."""
-    return env.scene.root_lin_vel_b[:, 2].square()
+    vz = env.scene.root_lin_vel_b[:, 2]
+    return vz * vz
 
 
 def ang_vel_xy_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Squared roll and pitch rates of the base."""
-    return env.scene.root_ang_vel_b[:, :2].square().sum(-1)
+    xy = env.scene.root_ang_vel_b[:, :2]
+    return (xy * xy).sum(-1)
 
 
 def flat_orientation_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Squared horizontal components of gravity in the base frame: 0 when level."""
-    return env.scene.projected_gravity_b[:, :2].square().sum(-1)
+    xy = env.scene.projected_gravity_b[:, :2]
+    return (xy * xy).sum(-1)
 
 
 def upright(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -73,7 +83,8 @@ def upright(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor:
     """Squared error of the base height above the ground under it from ``target_height`` (m)."""
-    return (env.scene.root_height - target_height).square()
+    error = env.scene.root_height - target_height
+    return error * error
 
 
 # ---- joints and actuators -----------------------------------------------------------
@@ -89,40 +100,48 @@ def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Mechanical power of the joint actuators, sum of |force x gear x joint velocity| (W):
     an actuator of gear g puts g x its force on its joint."""
     scene = env.scene
+
+    def make() -> tuple[torch.Tensor, torch.Tensor]:
+        ids = scene.joint_actuator_ids
+        return scene.actuator_joint[ids], scene.nominal("actuator_gear")[ids, 0].float()
+
+    joint_of, gear = fixed(scene, ("energy",), make)
     ids = scene.joint_actuator_ids
-    vel = scene.joint_vel.index_select(1, scene.actuator_joint[ids])
-    gear = scene.nominal("actuator_gear")[ids, 0].float()
+    vel = scene.joint_vel.index_select(1, joint_of)
     force = env.engine.actuator_force.index_select(1, ids).float()
     return (force * gear * vel).abs().sum(-1)
 
 
 def joint_vel_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint velocities."""
-    return env.scene.joint_vel[:, env.scene.index("joint", joints)].square().sum(-1)
+    vel = take_columns(env.scene.joint_vel, _joint_columns(env, joints).joints)
+    return (vel * vel).sum(-1)
 
 
 def joint_vel_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of absolute joint velocities."""
-    return env.scene.joint_vel[:, env.scene.index("joint", joints)].abs().sum(-1)
+    return take_columns(env.scene.joint_vel, _joint_columns(env, joints).joints).abs().sum(-1)
 
 
 def joint_pos_target_l2(
     env: ManagerBasedRLEnv, joints: str | Sequence[str], target: float = 0.0
 ) -> torch.Tensor:
     """Sum of squared distances of ``joints`` from ``target`` (absolute position)."""
-    return (env.scene.joint_pos[:, env.scene.index("joint", joints)] - target).square().sum(-1)
+    error = take_columns(env.scene.joint_pos, _joint_columns(env, joints).joints) - target
+    return (error * error).sum(-1)
 
 
 def joint_acc_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint accelerations."""
-    dofs = env.scene.joint_dof_adr[env.scene.index("joint", joints)]
-    return env.engine.qacc.index_select(1, dofs).float().square().sum(-1)
+    acc = take_columns(env.engine.qacc, _joint_columns(env, joints).dofs).float()
+    return (acc * acc).sum(-1)
 
 
 def action_rate_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Sum of squared changes of the raw action since the last step."""
     am = env.action_manager
-    return (am.action - am.prev_action).square().sum(-1)
+    change = am.action - am.prev_action
+    return (change * change).sum(-1)
 
 
 def action_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -135,19 +154,24 @@ def joint_pos_limits(
 ) -> torch.Tensor:
     """How far joints are past the middle ``soft_ratio`` of their range (rad), summed."""
     scene = env.scene
-    ids = scene.index("joint", joints)
-    lo, hi = scene.joint_pos_limits[ids, 0], scene.joint_pos_limits[ids, 1]
-    mid, half = (lo + hi) / 2, (hi - lo) / 2 * soft_ratio
-    pos = scene.joint_pos.index_select(1, ids)
-    over = (pos - (mid + half)).clamp(min=0) + ((mid - half) - pos).clamp(min=0)
+
+    def make() -> tuple[torch.Tensor, torch.Tensor]:
+        ids = scene.index("joint", joints)
+        lo, hi = scene.joint_pos_limits[ids, 0], scene.joint_pos_limits[ids, 1]
+        mid, half = (lo + hi) / 2, (hi - lo) / 2 * soft_ratio
+        return mid - half, mid + half
+
+    low, high = fixed(scene, ("joint_pos_limits", names_key(joints), soft_ratio), make)
+    pos = take_columns(scene.joint_pos, _joint_columns(env, joints).joints)
+    over = (pos - high).clamp(min=0) + (low - pos).clamp(min=0)
     return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
 
 
 def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
     scene = env.scene
-    ids = scene.index("joint", joints)
-    deviation = scene.joint_pos.index_select(1, ids) - scene.default_joint_pos.index_select(1, ids)
+    cols = _joint_columns(env, joints).joints
+    deviation = take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
     return deviation.abs().sum(-1)
 
 
@@ -164,7 +188,7 @@ def undesired_contacts(
 
 def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
     """Planar speed of feet that touch the ground (m/s), summed: slipping feet."""
-    in_contact = foot_contact_force(env).norm(dim=-1) > threshold
+    in_contact = _feet_force_norm(env) > threshold
     speed = env.scene.feet_lin_vel_w[..., :2].norm(dim=-1)
     return (speed * in_contact).sum(-1)
 
@@ -188,16 +212,19 @@ def feet_gait_contact(
     takes steps too). ``velocity_command`` is a (vx, vy, yaw rate) command.
     """
     phase = env.command_manager.terms[gait_command].phase
-    in_contact = foot_contact_force(env).norm(dim=-1) > threshold
-    stance = torch.stack((phase < 0.5, phase >= 0.5), dim=-1)
-    near_switch = (torch.minimum(phase, 1 - phase) < swing_margin) | (
-        (phase - 0.5).abs() < swing_margin
+    in_contact = _feet_force_norm(env) > threshold
+    # (phase < 0.5, phase >= 0.5) per env: foot 0 down in the first half, foot 1 not
+    second_foot = fixed(
+        env.scene, ("second_foot",), lambda: torch.arange(2, device=env.device) == 1
     )
-    matches = (in_contact == stance) | near_switch.unsqueeze(-1)
+    stance = (phase < 0.5).unsqueeze(-1) != second_foot
+    # the distance to the nearer switch (at 0 or 1, and at 0.5)
+    to_switch = torch.minimum(torch.minimum(phase, 1 - phase), (phase - 0.5).abs())
+    matches = (in_contact == stance) | (to_switch < swing_margin).unsqueeze(-1)
     command = env.command_manager.get_command(velocity_command)
     moving = (command[:, :2].norm(dim=-1) > min_speed) | (command[:, 2].abs() > min_yaw_rate)
-    standing_ok = in_contact.float().sum(-1)
-    return torch.where(moving, matches.float().sum(-1), standing_ok)
+    # standing: the feet down count
+    return torch.where(moving.unsqueeze(-1), matches, in_contact).sum(-1).float()
 
 
 def feet_swing_height(
@@ -209,8 +236,9 @@ def feet_swing_height(
     z = scene.feet_pos_w[..., 2]
     if scene.terrain is not None:
         z = z - scene.ground_height(scene.feet_pos_w[..., :2])
-    swinging = foot_contact_force(env).norm(dim=-1) <= threshold
-    return ((target_height - z).clamp(min=0).square() * swinging).sum(-1)
+    swinging = _feet_force_norm(env) <= threshold
+    shortfall = (target_height - z).clamp(min=0)
+    return (shortfall * shortfall * swinging).sum(-1)
 
 
 def feet_distance_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
@@ -250,7 +278,7 @@ class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a functio
         contact_threshold: float = 1.0,
     ) -> torch.Tensor:
         dt = env.step_dt
-        in_contact = foot_contact_force(env).norm(dim=-1) > contact_threshold
+        in_contact = _feet_force_norm(env) > contact_threshold
         landed = in_contact & (self.air_time > 0)
         if single_stance:
             self.air_time = torch.where(in_contact, 0.0, self.air_time + dt)

@@ -2,15 +2,21 @@
 
 A :func:`per_step` property stores its value in its owner's ``_step_cache`` dict on first
 read; the owner clears the dict whenever the state changes (``Scene.invalidate``: after the
-engine steps, around resets and events).
+engine steps, around resets and events). :func:`step_cached` puts what terms derive from
+that state (e.g. the feet's contact force norms, read by four terms) in the same dict, and
+:func:`fixed` keeps what they derive from what never changes once the owner is built (a
+term's columns as a slice, its joints' limits).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 import torch
+
+T = TypeVar("T")
 
 
 def per_step(fn: Callable[[Any], torch.Tensor]) -> property:
@@ -25,3 +31,37 @@ def per_step(fn: Callable[[Any], torch.Tensor]) -> property:
 
     get.__doc__ = fn.__doc__
     return property(get)
+
+
+def step_cached(owner: Any, key: tuple, make: Callable[[], torch.Tensor]) -> torch.Tensor:
+    """``make()``, computed at most once between two invalidations of ``owner``'s per-step
+    cache (a scene's). ``key`` is a tuple (the properties' keys are strings: no clash)
+    naming the value and every parameter it depends on."""
+    value = owner._step_cache.get(key)
+    if value is None:
+        value = owner._step_cache[key] = make()
+    return value
+
+
+_FIXED: weakref.WeakKeyDictionary[Any, dict[Hashable, Any]] = weakref.WeakKeyDictionary()
+
+
+def fixed(owner: Any, key: Hashable, make: Callable[[], T]) -> T:
+    """``make()``, computed once per ``owner`` and ``key``, for values derived from what
+    does not change once ``owner`` is built (its model's names, limits and nominal
+    parameters). Terms call it every step: the first call may read the device (a column
+    list turned into a slice), later ones are a dict lookup."""
+    store = _FIXED.get(owner)
+    if store is None:
+        store = _FIXED[owner] = {}
+    try:
+        return store[key]
+    except KeyError:
+        value = store[key] = make()
+        return value
+
+
+def names_key(patterns: Any) -> Hashable:
+    """Name patterns (a regex, a list of them or a ``SceneEntityCfg``) as part of a
+    :func:`fixed` key: a list is not hashable, its tuple is."""
+    return tuple(patterns) if isinstance(patterns, list) else patterns
