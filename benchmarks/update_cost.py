@@ -30,6 +30,16 @@ SETTINGS = {
         "agent.algorithm.symmetry.use_data_augmentation=true",
         "agent.algorithm.use_mixed_precision=true",
     ],
+    "symmetry augmentation + bf16, 4 epochs": [
+        "agent.algorithm.symmetry.use_data_augmentation=true",
+        "agent.algorithm.use_mixed_precision=true",
+        "agent.algorithm.num_learning_epochs=4",
+    ],
+    "symmetry augmentation + bf16, 5 epochs x 2 mini-batches": [
+        "agent.algorithm.symmetry.use_data_augmentation=true",
+        "agent.algorithm.use_mixed_precision=true",
+        "agent.algorithm.num_mini_batches=2",
+    ],
     "3 epochs": ["agent.algorithm.num_learning_epochs=3"],
     "5 epochs x 2 mini-batches": ["agent.algorithm.num_mini_batches=2"],
 }
@@ -38,7 +48,7 @@ SETTINGS = {
 def build(task: str, num_envs: int, overrides: list[str]) -> Runner:
     setup = build_setup(task, overrides, num_envs=num_envs, engine="cpu")
     env = ManagerBasedRLEnv(setup.env_cfg)
-    agent = setup.agent_cfg.to_rsl_rl()
+    agent = setup.agent_cfg.to_rsl_rl("cpu")
     agent["save_interval"] = 10**9
     runner = Runner(RslRlVecEnv(env), agent, device="cpu")
     obs = runner.env.get_observations()

@@ -488,6 +488,15 @@ def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
     return value
 
 
+def _bool_or_text(text: str) -> bool | str:
+    """``text`` as YAML's boolean if it is one (true, false, yes, no...), else as written."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    return value if isinstance(value, bool) else text.strip()
+
+
 def _parse_value(text: str, current: Any, path: str) -> Any:
     """The command-line text of an override as data: YAML (``2.0``, ``true``, ``[0, 1.5]``,
     ``null``), except that a string field takes the text as written (YAML would turn
@@ -525,6 +534,13 @@ def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None
             raise RobolearnError(f"unknown config path {walked!r}{hint}{valid}")
         if i == len(parts) - 1:
             current = node[key] if isinstance(node, Mapping) else getattr(node, key)
+            if dataclasses.is_dataclass(node) and {bool, str} <= set(
+                _options(_field_hint(node, key))
+            ):
+                # a switch with a word besides (true, false or "auto"): YAML's booleans are
+                # the switch, any other text is the word
+                setattr(node, key, _bool_or_text(text))
+                return
             parsed = _parse_value(text, current, walked)
             if parsed is None and isinstance(node, Mapping):
                 # Isaac Lab's convention: a term (or a params key) set to None is removed

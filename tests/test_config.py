@@ -140,3 +140,28 @@ def test_null_removes_a_term_as_none_does_in_isaac_lab():
     assert name not in ManagerBasedRLEnv(cfg).reward_manager.term_names
     with pytest.raises(RobolearnError, match=r"env\.sim cannot be null; it is now 'SimCfg'"):
         apply_override(cfg, "sim", "null", root_name="env")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("true", True), ("false", False), ("auto", "auto"), ("no", False)]
+)
+def test_mixed_precision_takes_a_switch_or_auto(text, expected):
+    agent = get_task("humanoid_walk").agent_cfg()
+    apply_override(agent, "algorithm.use_mixed_precision", text, root_name="agent")
+    assert agent.algorithm.use_mixed_precision == expected
+    agent.validate()
+    apply_override(agent, "algorithm.use_mixed_precision", "sometimes", root_name="agent")
+    with pytest.raises(RobolearnError, match="must be true, false or auto, got 'sometimes'"):
+        agent.validate()
+
+
+def test_auto_mixed_precision_follows_the_cpus_bf16_instructions():
+    from pathlib import Path
+
+    flags = Path("/proc/cpuinfo").read_text().split()
+    native = "avx512_bf16" in flags or "amx_bf16" in flags
+    agent = get_task("humanoid_walk").agent_cfg()
+    assert agent.algorithm.use_mixed_precision == "auto"
+    assert agent.to_rsl_rl("cpu")["algorithm"]["use_mixed_precision"] is native
+    agent.algorithm.use_mixed_precision = False
+    assert agent.to_rsl_rl("cpu")["algorithm"]["use_mixed_precision"] is False

@@ -85,7 +85,7 @@ def run_bench(
     engine = resolve_device_engine(device, engine)
     setup = build_setup(task, overrides or [], num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
-    agent = setup.agent_cfg.to_rsl_rl()
+    agent = setup.agent_cfg.to_rsl_rl(str(env.device))
     agent["save_interval"] = 10**9
     runner = Runner(RslRlVecEnv(env), agent, device=str(env.device))
     policy = runner.get_inference_policy(device=str(env.device))

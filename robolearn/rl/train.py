@@ -225,7 +225,7 @@ def _train_in(
         "num_envs": env.num_envs,
         "world_size": info.world_size,
     }
-    agent = setup.agent_cfg.to_rsl_rl()
+    agent = setup.agent_cfg.to_rsl_rl(str(env.device))
     meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
     run_dir = folder.path
     runner = Runner(
