@@ -138,6 +138,7 @@ def test_a_killed_rank_ends_the_job_nonzero_within_the_bound(tmp_path):
     assert "exitcode: -9" in stderr and "rank: 1" in stderr  # torchrun names the dead rank
 
 
+@pytest.mark.slow  # about a minute: the barrier's timeout, then torchrun's teardown
 def test_a_hung_rank_ends_the_job_within_the_timeout(tmp_path):
     proc = _start(tmp_path, "hang", ("--dist_timeout", "10"))
     stopped = []
