@@ -48,6 +48,7 @@ def main() -> None:
     parser.add_argument("--max_iterations", type=int)
     parser.add_argument("--eval_every", type=int, default=25)
     parser.add_argument("--eval_envs", type=int, default=256)
+    parser.add_argument("--eval_from", type=int, default=0, help="skip earlier checkpoints")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log_root", help="keep the run here (default: a temporary folder)")
     parser.add_argument("--out", default="docs/curves", help="folder for the CSV and the plot")
@@ -56,7 +57,11 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*", help="passed to robolearn train")
     args = parser.parse_args()
     run = Path(args.run) if args.run else train_run(args)
-    rows = [evaluate_checkpoint(args, run, ckpt) for ckpt in checkpoints(run)]
+    rows = [
+        evaluate_checkpoint(args, run, ckpt)
+        for ckpt in checkpoints(run)
+        if int(ckpt.stem.split("_")[1]) >= args.eval_from
+    ]
     write_outputs(args, rows)
     print(f"run folder: {run}")
 
@@ -141,8 +146,30 @@ def write_outputs(args, rows: list[dict]) -> None:
             f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
             f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} |"
         )
+    met = first_meeting_targets(rows)
+    if met is not None:
+        print(
+            f"\nwalking thresholds (falls < {TARGETS['fall_rate']:.0%}, linear error < "
+            f"{TARGETS['lin_vel_error']} m/s, yaw-rate error < {TARGETS['ang_vel_error']} rad/s) "
+            f"first met at iteration {met['iteration']}: {met['env_steps']:,} env steps, "
+            f"{met['wall_time_s'] / 60:.1f} min"
+        )
+    elif rows and rows[-1]["lin_vel_error"] is not None:
+        print("\nwalking thresholds not met at any checkpoint")
     print_columns(rows, [k for k in fields if k.startswith("train_level/")], "level")
     print_columns(rows, [k for k in fields if k.startswith("falls@")], "falls")
+
+
+TARGETS = {"fall_rate": 0.05, "lin_vel_error": 0.25, "ang_vel_error": 0.3}
+"""The walking thresholds of the velocity tasks: each metric below its value."""
+
+
+def first_meeting_targets(rows: list[dict]) -> dict | None:
+    """The first row whose evaluation meets every threshold of :data:`TARGETS`."""
+    for r in rows:
+        if all(r.get(k) is not None and r[k] < v for k, v in TARGETS.items()):
+            return r
+    return None
 
 
 def print_columns(rows: list[dict], keys: list[str], what: str) -> None:

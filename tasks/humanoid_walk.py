@@ -11,7 +11,10 @@ penalties, falls terminate), changed where that made learning fast enough for a 
 * the policy drives the legs and the waist (13 joints); the arms hold their pose under their
   own position control;
 * physics at 100 Hz (dt 0.01 s, implicitfast) with the policy at 50 Hz, where 200 Hz
-  physics gave the same walking at half the throughput.
+  physics gave the same walking at half the throughput;
+* PPO trains on every sample and its left-right mirror image, the update in bf16 where the
+  hardware has it, and yaw-rate tracking weighs as much as linear tracking: the walking
+  thresholds in 3.7-4.3M env steps instead of 9.8M.
 
 Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
 """
@@ -103,7 +106,7 @@ def _rewards(rewards: dict[str, RewardTermCfg]) -> None:
     """The recipe's rewards, reweighted for a biped, plus the gait clock's and a biped's
     posture terms."""
     rewards["track_lin_vel_xy"].weight = 2.0
-    rewards["track_ang_vel_z"].weight = 1.0
+    rewards["track_ang_vel_z"].weight = 2.0
     rewards["lin_vel_z"].weight = -0.2
     rewards["flat_orientation"].weight = -2.0
     gait = {"gait_command": "gait", "velocity_command": COMMAND}
@@ -143,6 +146,11 @@ def agent_cfg() -> AgentCfg:
     cfg = velocity_agent_cfg()
     cfg.max_iterations = 1000
     cfg.obs_groups = {"actor": ["policy"], "critic": ["critic"]}
+    # Every sample and its mirror image (the humanoid is left-right symmetric): the walking
+    # thresholds in under half the env steps; the doubled update runs in bf16 where the
+    # CPU or GPU has it (docs/humanoid_walk.md, "Learning speed").
+    cfg.algorithm.symmetry.use_data_augmentation = True
+    cfg.algorithm.use_mixed_precision = "auto"
     return cfg
 
 
@@ -151,7 +159,7 @@ register_task(
         name="humanoid_walk",
         description=(
             "Humanoid (21 joints, 13 driven) walks on velocity commands on flat ground; "
-            "learns to walk in about 15 minutes on 2 CPU cores"
+            "learns to walk in about 7 minutes on 2 CPU cores"
         ),
         env_cfg=env_cfg,
         agent_cfg=agent_cfg,
