@@ -168,7 +168,7 @@ def term_mirror(
     if rule is None:
         raise RobolearnError(
             f"observation term {name!r} does not say how it mirrors: set its mirror to one of "
-            f"{', '.join(RULES)} or a function (docs/training.md, 'Symmetry')"
+            f"{', '.join(RULES)} or a function (docs/training.md, 'Symmetry and mixed precision')"
         )
     if isinstance(rule, str):
         if rule not in RULES:
