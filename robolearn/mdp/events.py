@@ -29,7 +29,6 @@ from robolearn.math import (
     sample_uniform,
     take_columns,
 )
-from robolearn.mdp.observations import _joint_columns
 from robolearn.scene.cache import fixed, names_key
 from robolearn.scene.entities import SceneEntityCfg
 
@@ -185,7 +184,7 @@ def _reset_joints(
     scale: bool,
 ) -> None:
     scene, e = env.scene, env.engine
-    cols = _joint_columns(env, joints)
+    cols = env.scene.joint_columns(joints)
     low, high = _reset_limits(env, joints)
     k = low.numel()
     default = rows.take(take_columns(scene.default_joint_pos, cols.joints))

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers import ManagerTerm, Marker
-from robolearn.math import columns_of, quat_rotate_inverse, take_columns, yaw_from_quat
-from robolearn.scene.cache import fixed, names_key, step_cached
-from robolearn.scene.entities import SceneEntityCfg
+from robolearn.math import quat_rotate_inverse, take_columns, yaw_from_quat
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -50,53 +48,20 @@ def entity_pos_b(env: ManagerBasedRLEnv, entity: str) -> torch.Tensor:
     return quat_rotate_inverse(scene.root_quat_w, pos - scene.root_pos_w)
 
 
-class _JointColumns(NamedTuple):
-    """Where some joints are: each a slice where they are consecutive (every joint of a
-    robot, as most terms read), so that taking them is a view, else an index tensor."""
-
-    joints: slice | torch.Tensor
-    """Columns of the scene's (N, num_joints) tensors (joint_pos, default_joint_pos...)."""
-    qpos: slice | torch.Tensor
-    """Columns of the engine's qpos."""
-    dofs: slice | torch.Tensor
-    """Columns of the engine's qvel and qacc."""
-
-
-def _joint_columns(
-    env: ManagerBasedRLEnv, joints: str | Sequence[str] | SceneEntityCfg
-) -> _JointColumns:
-    """:class:`_JointColumns` of ``joints``, found once per scene. A robot's are read from
-    the model's names on the host (a slice made from the device's ids would have the first
-    step wait for the GPU); an entity's selector keeps index tensors."""
-    scene = env.scene
-
-    def make() -> _JointColumns:
-        if isinstance(joints, SceneEntityCfg):
-            ids = scene.index("joint", joints)
-            return _JointColumns(ids, scene.joint_qpos_adr[ids], scene.joint_dof_adr[ids])
-        found = scene.joint_ids(joints)
-        model_joints = [scene.model.joint(scene.joint_names[i]) for i in found]
-        qpos = [int(j.qposadr[0]) for j in model_joints]
-        dofs = [int(j.dofadr[0]) for j in model_joints]
-        return _JointColumns(*(columns_of(c, env.device) for c in (found, qpos, dofs)))
-
-    return fixed(scene, ("joint_columns", names_key(joints)), make)
-
-
 def joint_pos_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint positions minus the env's default positions, rad or m."""
-    cols, scene = _joint_columns(env, joints).joints, env.scene
+    cols, scene = env.scene.joint_columns(joints).joints, env.scene
     return take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
 
 
 def joint_pos(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Absolute joint positions, rad or m."""
-    return take_columns(env.scene.joint_pos, _joint_columns(env, joints).joints)
+    return take_columns(env.scene.joint_pos, env.scene.joint_columns(joints).joints)
 
 
 def joint_vel_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint velocities (the default velocity is 0), rad/s or m/s."""
-    return take_columns(env.scene.joint_vel, _joint_columns(env, joints).joints)
+    return take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints)
 
 
 def last_action(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -116,14 +81,7 @@ def sensor(env: ManagerBasedRLEnv, name: str) -> torch.Tensor:
 
 def feet_contact(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
     """1 for each foot pressing the ground with more than ``threshold`` newtons, else 0."""
-    return (_feet_force_norm(env) > threshold).float()
-
-
-def _feet_force_norm(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """(N, num_feet) magnitude of the external force on each foot, N: computed once per
-    step for every term that asks whether a foot is down (four in a biped's task)."""
-    scene = env.scene
-    return step_cached(scene, ("feet_force_norm",), lambda: scene.feet_contact_force.norm(dim=-1))
+    return (env.scene.feet_force_norm > threshold).float()
 
 
 def foot_contact_force(env: ManagerBasedRLEnv) -> torch.Tensor:

@@ -13,7 +13,6 @@ import torch
 
 from robolearn.managers import ManagerTerm, RewardTermCfg, as_env_mask
 from robolearn.math import take_columns, yaw_from_quat
-from robolearn.mdp.observations import _feet_force_norm, _joint_columns
 from robolearn.scene.cache import fixed, names_key
 
 if TYPE_CHECKING:
@@ -114,26 +113,26 @@ def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 def joint_vel_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint velocities."""
-    vel = take_columns(env.scene.joint_vel, _joint_columns(env, joints).joints)
+    vel = take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints)
     return (vel * vel).sum(-1)
 
 
 def joint_vel_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of absolute joint velocities."""
-    return take_columns(env.scene.joint_vel, _joint_columns(env, joints).joints).abs().sum(-1)
+    return take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints).abs().sum(-1)
 
 
 def joint_pos_target_l2(
     env: ManagerBasedRLEnv, joints: str | Sequence[str], target: float = 0.0
 ) -> torch.Tensor:
     """Sum of squared distances of ``joints`` from ``target`` (absolute position)."""
-    error = take_columns(env.scene.joint_pos, _joint_columns(env, joints).joints) - target
+    error = take_columns(env.scene.joint_pos, env.scene.joint_columns(joints).joints) - target
     return (error * error).sum(-1)
 
 
 def joint_acc_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint accelerations."""
-    acc = take_columns(env.engine.qacc, _joint_columns(env, joints).dofs).float()
+    acc = take_columns(env.engine.qacc, env.scene.joint_columns(joints).dofs).float()
     return (acc * acc).sum(-1)
 
 
@@ -162,7 +161,7 @@ def joint_pos_limits(
         return mid - half, mid + half
 
     low, high = fixed(scene, ("joint_pos_limits", names_key(joints), soft_ratio), make)
-    pos = take_columns(scene.joint_pos, _joint_columns(env, joints).joints)
+    pos = take_columns(scene.joint_pos, env.scene.joint_columns(joints).joints)
     over = (pos - high).clamp(min=0) + (low - pos).clamp(min=0)
     return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
 
@@ -170,7 +169,7 @@ def joint_pos_limits(
 def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
     scene = env.scene
-    cols = _joint_columns(env, joints).joints
+    cols = env.scene.joint_columns(joints).joints
     deviation = take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
     return deviation.abs().sum(-1)
 
@@ -188,7 +187,7 @@ def undesired_contacts(
 
 def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
     """Planar speed of feet that touch the ground (m/s), summed: slipping feet."""
-    in_contact = _feet_force_norm(env) > threshold
+    in_contact = env.scene.feet_force_norm > threshold
     speed = env.scene.feet_lin_vel_w[..., :2].norm(dim=-1)
     return (speed * in_contact).sum(-1)
 
@@ -212,7 +211,7 @@ def feet_gait_contact(
     takes steps too). ``velocity_command`` is a (vx, vy, yaw rate) command.
     """
     phase = env.command_manager.terms[gait_command].phase
-    in_contact = _feet_force_norm(env) > threshold
+    in_contact = env.scene.feet_force_norm > threshold
     # (phase < 0.5, phase >= 0.5) per env: foot 0 down in the first half, foot 1 not
     second_foot = fixed(
         env.scene, ("second_foot",), lambda: torch.arange(2, device=env.device) == 1
@@ -236,7 +235,7 @@ def feet_swing_height(
     z = scene.feet_pos_w[..., 2]
     if scene.terrain is not None:
         z = z - scene.ground_height(scene.feet_pos_w[..., :2])
-    swinging = _feet_force_norm(env) <= threshold
+    swinging = env.scene.feet_force_norm <= threshold
     shortfall = (target_height - z).clamp(min=0)
     return (shortfall * shortfall * swinging).sum(-1)
 
@@ -278,7 +277,7 @@ class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a functio
         contact_threshold: float = 1.0,
     ) -> torch.Tensor:
         dt = env.step_dt
-        in_contact = _feet_force_norm(env) > contact_threshold
+        in_contact = env.scene.feet_force_norm > contact_threshold
         landed = in_contact & (self.air_time > 0)
         if single_stance:
             self.air_time = torch.where(in_contact, 0.0, self.air_time + dt)

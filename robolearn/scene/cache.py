@@ -2,10 +2,8 @@
 
 A :func:`per_step` property stores its value in its owner's ``_step_cache`` dict on first
 read; the owner clears the dict whenever the state changes (``Scene.invalidate``: after the
-engine steps, around resets and events). :func:`step_cached` puts what terms derive from
-that state (e.g. the feet's contact force norms, read by four terms) in the same dict, and
-:func:`fixed` keeps what they derive from what never changes once the owner is built (a
-term's columns as a slice, its joints' limits).
+engine steps, around resets and events). :func:`fixed` keeps what terms derive from what
+never changes once the owner is built (a term's columns as a slice, its joints' limits).
 """
 
 from __future__ import annotations
@@ -31,16 +29,6 @@ def per_step(fn: Callable[[Any], torch.Tensor]) -> property:
 
     get.__doc__ = fn.__doc__
     return property(get)
-
-
-def step_cached(owner: Any, key: tuple, make: Callable[[], torch.Tensor]) -> torch.Tensor:
-    """``make()``, computed at most once between two invalidations of ``owner``'s per-step
-    cache (a scene's). ``key`` is a tuple (the properties' keys are strings: no clash)
-    naming the value and every parameter it depends on."""
-    value = owner._step_cache.get(key)
-    if value is None:
-        value = owner._step_cache[key] = make()
-    return value
 
 
 _FIXED: weakref.WeakKeyDictionary[Any, dict[Hashable, Any]] = weakref.WeakKeyDictionary()

@@ -8,22 +8,38 @@ computed once per step).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.math import quat_rotate, quat_rotate_inverse, take_columns
+from robolearn.math import columns_of, quat_rotate, quat_rotate_inverse, take_columns
 from robolearn.scene.assembly import build_engine, resolve_model_path
-from robolearn.scene.cache import per_step
+from robolearn.scene.cache import fixed, names_key, per_step
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.defaults import default_state
+from robolearn.scene.entities import SceneEntityCfg
 from robolearn.scene.mirror import IndexMirror, body_mirror, joint_mirror
 from robolearn.scene.names import SceneNames, match_names
 from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
 from robolearn.terrain import generate
 
-__all__ = ["Scene", "SceneCfg", "SimCfg", "match_names", "resolve_model_path"]
+__all__ = ["JointColumns", "Scene", "SceneCfg", "SimCfg", "match_names", "resolve_model_path"]
+
+
+class JointColumns(NamedTuple):
+    """Where some joints are: each a slice where they are consecutive (every joint of a
+    robot, as most terms read), so that taking them is a view, else an index tensor."""
+
+    joints: slice | torch.Tensor
+    """Columns of the scene's (N, num_joints) tensors (joint_pos, default_joint_pos...)."""
+    qpos: slice | torch.Tensor
+    """Columns of the engine's qpos."""
+    dofs: slice | torch.Tensor
+    """Columns of the engine's qvel and qacc."""
 
 
 class Scene(SceneNames):
@@ -173,6 +189,24 @@ class Scene(SceneNames):
         names = [self.body_names[b] for b in body_ids]
         return body_mirror(self.model, self.root_body_id, body_ids, names)
 
+    def joint_columns(self, joints: str | Sequence[str] | SceneEntityCfg) -> JointColumns:
+        """:class:`JointColumns` of ``joints`` (name patterns or an entity's selector), found
+        once per scene: terms call this every step. A robot's are read from the model's
+        names on the host (a slice made from the device's ids would have the first step
+        wait for the GPU); an entity's selector keeps index tensors."""
+
+        def make() -> JointColumns:
+            if isinstance(joints, SceneEntityCfg):
+                ids = self.index("joint", joints)
+                return JointColumns(ids, self.joint_qpos_adr[ids], self.joint_dof_adr[ids])
+            found = self.joint_ids(joints)
+            model_joints = [self.model.joint(self.joint_names[i]) for i in found]
+            qpos = [int(j.qposadr[0]) for j in model_joints]
+            dofs = [int(j.dofadr[0]) for j in model_joints]
+            return JointColumns(*(columns_of(c, self.device) for c in (found, qpos, dofs)))
+
+        return fixed(self, ("joint_columns", names_key(joints)), make)
+
     def nominal(self, field: str) -> torch.Tensor:
         """The compiled model's value of a model field, on the device (cached): what
         per-env randomization draws around, so repeated draws never drift."""
@@ -213,6 +247,12 @@ class Scene(SceneNames):
     def feet_contact_force(self) -> torch.Tensor:
         """(N, num_feet, 3) net external force on each foot body, world frame, float32."""
         return self.contact_force_of(self._require_feet())
+
+    @per_step
+    def feet_force_norm(self) -> torch.Tensor:
+        """(N, num_feet) magnitude of the external force on each foot, N (read by every term
+        that asks whether a foot is down: four in a biped's task)."""
+        return self.feet_contact_force.norm(dim=-1)
 
     @per_step
     def feet_pos_w(self) -> torch.Tensor:
