@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from cli_helpers import progress, robolearn
+from cli_helpers import progress, robolearn, robolearn_in_process
 
 from robolearn import mdp
-from robolearn.cli import main
 from robolearn.config import load_config, save_config
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
@@ -278,9 +277,8 @@ def broken_copy(original: Path, root: Path, file: str, old: str, new: str) -> Pa
 
 def run_cli(capsys, *args) -> tuple[int, list[str]]:
     """The real command line, in this process: exit status and the lines on stderr."""
-    status = main([str(a) for a in args])
-    err = capsys.readouterr().err
-    return status, [line for line in err.splitlines() if line.strip()]
+    out = robolearn_in_process(capsys, *args)
+    return out.returncode, [line for line in out.stderr.splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize(

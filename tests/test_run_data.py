@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error, progress, robolearn
+from cli_helpers import one_line_error, progress, robolearn, robolearn_in_process
 
 from robolearn.rl.checkpoint import load_checkpoint
 
@@ -239,22 +239,30 @@ def test_resume_skips_a_newest_run_that_died_before_saving(saved_run, tmp_path):
     assert dead.is_dir() and not any(dead.glob("model_*.pt"))
 
 
-def test_resume_errors_name_the_problem(saved_run, tmp_path):
+def test_resume_errors_name_the_problem(saved_run, tmp_path, capsys):
     copy_run(saved_run, tmp_path)
     base = ("train", "--task", TASK, "--resume", "--log_root", tmp_path)
-    one_line_error(robolearn(*base, "--load_run", "["), "no run of 'cartpole_balance' matches '['")
-    one_line_error(robolearn(*base, "--checkpoint", "model_["), "no checkpoint 'model_[' in")
     one_line_error(
-        robolearn(*base, "--max_iterations", 6), "has 6 iterations done, and max_iterations is 6"
+        robolearn_in_process(capsys, *base, "--load_run", "["),
+        "no run of 'cartpole_balance' matches '['",
+    )
+    one_line_error(
+        robolearn_in_process(capsys, *base, "--checkpoint", "model_["), "no checkpoint 'model_[' in"
+    )
+    one_line_error(
+        robolearn_in_process(capsys, *base, "--max_iterations", 6),
+        "has 6 iterations done, and max_iterations is 6",
     )
     lone = tmp_path / "other"
     (lone / TASK / "2099-01-01_00-00-00" / "params").mkdir(parents=True)
     one_line_error(
-        robolearn("train", "--task", TASK, "--resume", "--log_root", lone),
+        robolearn_in_process(capsys, "train", "--task", TASK, "--resume", "--log_root", lone),
         "no run of 'cartpole_balance' has a checkpoint yet",
     )
     one_line_error(
-        robolearn("play", "--task", TASK, "--load_run", "[", "--log_root", tmp_path),
+        robolearn_in_process(
+            capsys, "play", "--task", TASK, "--load_run", "[", "--log_root", tmp_path
+        ),
         "matches '['",
     )
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from cli_helpers import one_line_error, progress, robolearn
+from cli_helpers import one_line_error, progress, robolearn, robolearn_in_process
 
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
@@ -383,41 +383,65 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
         ),
     ],
 )
-def test_train_errors_are_one_line_and_write_nothing(tmp_path, args, fragment):
-    out = robolearn("train", *args, "--max_iterations", 1, "--log_root", tmp_path)
+def test_train_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, fragment):
+    out = robolearn_in_process(
+        capsys, "train", *args, "--max_iterations", 1, "--log_root", tmp_path
+    )
     one_line_error(out, fragment)
     assert not any(tmp_path.rglob("*")), "a failed command left files behind"
 
 
-def test_zero_iterations_is_an_error_not_a_misleading_success(tmp_path):
-    out = robolearn("train", "--task", TASK, "agent.max_iterations=0", "--log_root", tmp_path)
+def test_zero_iterations_is_an_error_not_a_misleading_success(tmp_path, capsys):
+    out = robolearn_in_process(
+        capsys, "train", "--task", TASK, "agent.max_iterations=0", "--log_root", tmp_path
+    )
     one_line_error(out, "agent.max_iterations must be >= 1")
     assert not any(tmp_path.rglob("*"))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without a GPU")
-def test_gpu_flags_without_a_gpu(tmp_path):
-    out = robolearn("train", "--task", TASK, "--engine", "cuda", "--log_root", tmp_path)
+def test_gpu_flags_without_a_gpu(tmp_path, capsys):
+    out = robolearn_in_process(
+        capsys, "train", "--task", TASK, "--engine", "cuda", "--log_root", tmp_path
+    )
     one_line_error(out, "needs a CUDA GPU")
-    out = robolearn(
-        "train", "--task", TASK, "--device", "cuda", "--engine", "cpu", "--log_root", tmp_path
+    out = robolearn_in_process(
+        capsys,
+        "train",
+        "--task",
+        TASK,
+        "--device",
+        "cuda",
+        "--engine",
+        "cpu",
+        "--log_root",
+        tmp_path,
     )
     one_line_error(out, "keeps its state in host memory")
-    one_line_error(robolearn("train", "--task", TASK, "--device", "tpu"), "unknown device 'tpu'")
+    one_line_error(
+        robolearn_in_process(capsys, "train", "--task", TASK, "--device", "tpu"),
+        "unknown device 'tpu'",
+    )
     assert not any(tmp_path.rglob("*"))
 
 
-def test_play_errors(tmp_path):
+def test_play_errors(tmp_path, capsys):
     one_line_error(
-        robolearn("play", "--task", TASK, "--log_root", tmp_path), "no runs of 'cartpole_balance'"
+        robolearn_in_process(capsys, "play", "--task", TASK, "--log_root", tmp_path),
+        "no runs of 'cartpole_balance'",
     )
     one_line_error(
-        robolearn("play", "--task", TASK, "--checkpoint", tmp_path / "nope.pt"), "does not exist"
+        robolearn_in_process(capsys, "play", "--task", TASK, "--checkpoint", tmp_path / "nope.pt"),
+        "does not exist",
     )
     one_line_error(
-        robolearn("play", "--task", TASK, "--checkpoint", "pretrained"), "no pretrained checkpoint"
+        robolearn_in_process(capsys, "play", "--task", TASK, "--checkpoint", "pretrained"),
+        "no pretrained checkpoint",
     )
-    one_line_error(robolearn("export", "--checkpoint", tmp_path / "nope.pt"), "does not exist")
+    one_line_error(
+        robolearn_in_process(capsys, "export", "--checkpoint", tmp_path / "nope.pt"),
+        "does not exist",
+    )
 
 
 def test_pretrained_humanoid_walks_by_the_targets():
@@ -488,20 +512,22 @@ def test_train_video_records_clips_of_env_0(tmp_path):
     assert len(decode(clips[-1])) == 8  # the clip cut short by the end of training is kept
 
 
-def test_wandb_logger_without_wandb_is_a_clear_error(tmp_path):
+def test_wandb_logger_without_wandb_is_a_clear_error(tmp_path, capsys):
     try:
         import wandb  # noqa: F401
     except ImportError:
-        out = robolearn("train", "--task", TASK, "--logger", "wandb", "--log_root", tmp_path)
+        out = robolearn_in_process(
+            capsys, "train", "--task", TASK, "--logger", "wandb", "--log_root", tmp_path
+        )
         one_line_error(out, "--logger wandb needs the wandb package")
         assert not any(tmp_path.rglob("*"))
     else:
         pytest.skip("wandb is installed here")
 
 
-def test_an_unusable_log_root_is_a_one_line_error(tmp_path):
+def test_an_unusable_log_root_is_a_one_line_error(tmp_path, capsys):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
-    out = robolearn("train", "--task", TASK, "--log_root", blocker / "logs")
+    out = robolearn_in_process(capsys, "train", "--task", TASK, "--log_root", blocker / "logs")
     one_line_error(out, "cannot use")
     assert blocker.read_text() == "not a folder"
