@@ -171,3 +171,55 @@ def test_training_with_symmetry_augmentation(tmp_path):
     rows = progress(run)
     assert len(rows) == 2
     assert all(r["Loss/symmetry"] >= 0.0 for r in rows)
+
+
+def test_the_mirror_loss_from_the_updates_own_pass_equals_rsl_rls():
+    """The runner takes the mirror loss from the update's actor pass instead of rsl-rl's
+    second pass: the same loss, and the same gradient when it is trained on."""
+    from rsl_rl.extensions.symmetry import Symmetry
+
+    from robolearn.adapters import RslRlVecEnv
+    from robolearn.rl.runner import Runner
+    from robolearn.rl.session import build_setup
+
+    overrides = [
+        "agent.algorithm.symmetry.use_data_augmentation=true",
+        "agent.algorithm.symmetry.use_mirror_loss=true",
+        "agent.algorithm.symmetry.mirror_loss_coeff=0.5",
+        "agent.algorithm.use_mixed_precision=false",
+    ]
+    setup = build_setup("humanoid_walk", overrides, num_envs=8, engine="cpu")
+    agent = setup.agent_cfg.to_rsl_rl("cpu")
+    agent["num_steps_per_env"] = 4
+    runner = Runner(RslRlVecEnv(ManagerBasedRLEnv(setup.env_cfg)), agent, device="cpu")
+    alg, sym = runner.alg, runner.alg.symmetry
+    assert "compute_loss" in vars(sym)  # the runner put its own in place
+    obs = runner.env.get_observations()
+    with torch.inference_mode():
+        for _ in range(4):
+            actions = alg.act(obs)
+            obs, rewards, dones, extras = runner.env.step(actions)
+            alg.process_env_step(obs, rewards, dones, extras)
+    batch = next(alg.storage.mini_batch_generator(1, 1))
+    n = batch.observations.batch_size[0]
+    sym.augment_batch(batch, n)
+
+    params = list(alg.actor.parameters())
+
+    def loss_and_grads(compute) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        alg.actor.zero_grad()
+        alg.actor(batch.observations, stochastic_output=True)
+        loss = compute(alg.actor, batch, n)
+        loss.backward()
+        # the std has no gradient from a loss on the means: None in both
+        return loss.detach(), [p.grad if p.grad is None else p.grad.clone() for p in params]
+
+    ours, our_grads = loss_and_grads(sym.compute_loss)
+    theirs, their_grads = loss_and_grads(lambda *a: Symmetry.compute_loss(sym, *a))
+    assert ours > 0  # an untrained policy is not symmetric: the loss measures something
+    torch.testing.assert_close(ours, theirs)
+    assert sum(g is not None for g in our_grads) >= 6  # the MLP's weights and biases
+    for a, b in zip(our_grads, their_grads, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            torch.testing.assert_close(a, b)

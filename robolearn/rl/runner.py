@@ -28,6 +28,7 @@ from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
 from robolearn.rl.health import TrainingHealth
+from robolearn.rl.symmetry import share_the_update_forward
 from robolearn.threads import single_threaded, threads_for, update_threads
 
 
@@ -117,6 +118,8 @@ class Runner(OnPolicyRunner):
         # output to the progress lines (the configs are saved in the run folder).
         with contextlib.redirect_stdout(io.StringIO()):
             super().__init__(env, agent_cfg, log_dir=None, device=device)
+        if self.alg.symmetry is not None:
+            share_the_update_forward(self.alg.symmetry)
         self.run_dir = run_dir
         self.meta = meta or {}
         self.iterations = 0

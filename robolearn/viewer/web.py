@@ -40,7 +40,9 @@ import ipaddress
 import json
 import re
 import secrets
+import select
 import socket
+import struct
 import sys
 import threading
 import time
@@ -70,6 +72,7 @@ _MARKER_KEEP_S = 10.0  # a request's markers are refreshed this long after it wa
 _MARKER_REQUESTS = 16  # the most different requests refreshed at once
 POSES_WAIT_S = 1.0
 """How long ``GET /poses.bin?after=<frame>`` waits for a newer snapshot of the poses."""
+_FRAME_LENGTH = struct.Struct("<I")  # before each frame of /poses.stream: its byte count
 JPEG_KEEP_S = 3.0
 """Frames are rendered (MuJoCo, JPEG) only while a page fetched ``/frame.jpg`` this
 recently: the 3D mode draws in the browser and needs none."""
@@ -180,6 +183,8 @@ class WebViewer:
         ).encode()
         self._scene3d_gzip: bytes | None = None
         self._scene3d_lock = threading.Lock()  # not the frame lock: gzip takes a while
+        self.closing = threading.Event()
+        """Set when :meth:`run` ends: the open pose streams finish."""
         self._jpeg_asked = 0.0  # when a page last fetched /frame.jpg (monotonic)
         self._jpeg_stale = False  # a state was rendered without its frame
         handler = _handler_for(self)
@@ -341,6 +346,7 @@ class WebViewer:
                 if max_seconds is not None and now - started >= max_seconds:
                     break
         finally:
+            self.closing.set()
             self.server.shutdown()
             self.server.server_close()
             self.renderer.close()
@@ -447,6 +453,8 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
                 self._send(HTTPStatus.OK, body, "application/json", headers)
             elif path == "/poses.bin":
                 self._poses()
+            elif path == "/poses.stream":
+                self._pose_stream()
             elif path in STATIC_FILES:
                 try:
                     body = (STATIC_DIR / path.lstrip("/")).read_bytes()
@@ -481,6 +489,34 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
                 self._answer(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
             else:
                 self._send(HTTPStatus.OK, body, "application/octet-stream")
+                viewer.frame_served(("poses", frame))
+
+        def _pose_stream(self) -> None:
+            """``GET /poses.stream?envs=<ids>``: every new snapshot of those envs' poses, as
+            it is taken, on one open response (each a uint32 byte count, then a
+            ``/poses.bin`` body), until the page hangs up or the viewer stops: no request
+            and no round trip per frame. The snapshot already taken comes first."""
+            try:
+                env_ids, after = _poses_query(self.path, viewer.session, "poses.stream")
+            except _RefusedError as exc:
+                self._answer(exc.status, str(exc))
+                return
+            self.close_connection = True  # the body ends when the connection does
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            sent = after
+            while not viewer.closing.is_set() and not _hung_up(self.connection):
+                try:  # waits up to POSES_WAIT_S, keeping these envs wanted meanwhile
+                    frame, body = viewer.poses.request(env_ids, sent, POSES_WAIT_S)
+                except TimeoutError:
+                    continue  # not captured yet (the simulation is busy or starting)
+                if frame == sent:
+                    continue  # nothing moved (paused): wait again
+                self.wfile.write(_FRAME_LENGTH.pack(len(body)) + body)
+                sent = frame
                 viewer.frame_served(("poses", frame))
 
         def _telemetry(self) -> None:
@@ -639,13 +675,16 @@ def _telemetry_query(path: str) -> tuple[int, list[str]]:
     return int(text), names
 
 
-def _poses_query(path: str, session: ViewerSession) -> tuple[list[int], int | None]:
-    """(env ids, after) from ``/poses.bin?envs=0,1,2&after=41``: ``envs`` a comma list of
-    env ids or ranges (``0-15``; default: the watched env), ``after`` the frame the page
-    already has (default: none). Raises _RefusedError (400) for anything else."""
+def _poses_query(
+    path: str, session: ViewerSession, route: str = "poses.bin"
+) -> tuple[list[int], int | None]:
+    """(env ids, after) from ``/poses.bin?envs=0,1,2&after=41`` (or ``/poses.stream``):
+    ``envs`` a comma list of env ids or ranges (``0-15``; default: the watched env),
+    ``after`` the frame the page already has (default: none). Raises _RefusedError (400)
+    for anything else."""
     query = _query(
         path,
-        "poses.bin",
+        route,
         (
             "envs",
             "after",
@@ -660,6 +699,16 @@ def _poses_query(path: str, session: ViewerSession) -> tuple[list[int], int | No
     if after_text and not re.fullmatch(r"[0-9]{1,10}", after_text):
         raise _RefusedError(HTTPStatus.BAD_REQUEST, "after is a frame number")
     return env_ids, int(after_text) if after_text else None
+
+
+def _hung_up(connection: socket.socket) -> bool:
+    """Whether the client closed a connection we only write to (it sends nothing more, so
+    a readable socket that yields no byte is an orderly close; an error, a reset)."""
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 def _is_ip(name: str) -> bool:

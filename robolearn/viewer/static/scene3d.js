@@ -2,9 +2,10 @@
 
    The scene comes once (GET /scene3d.json: geoms, meshes, height fields, which bodies are
    fixed to the world), then only body poses (GET /poses.bin: per env, per body, position
-   and w x y z orientation, float32). Every geom is one instanced draw over the envs shown
-   (two when near and far envs use a finer and a coarser tessellation), so 64 robots cost
-   about as many draw calls as one. Markers (GET /markers.json) are drawn as instanced unit
+   and w x y z orientation, float32), streamed (GET /poses.stream: each new frame pushed as
+   the simulation takes it). A robot's geoms are merged into one mesh whose vertices name
+   their body, the poses are a texture, and one instanced draw covers every env shown at a
+   detail level: 64 robots cost about as many draw calls as one. Markers (GET /markers.json) are drawn as instanced unit
    shapes, their text as HTML labels.
 
    Usage: const view = new Scene3D(canvas, labels, {onPick: (env) => ...});
@@ -184,7 +185,14 @@
     out.idx = s.idx;
     return out;
   }
-  const FINE = {seg: 20, rings: 10}, COARSE = {seg: 8, rings: 4};
+  const FINE = {seg: 20, rings: 10}, MEDIUM = {seg: 12, rings: 6}, COARSE = {seg: 8, rings: 4}, TINY = {seg: 6, rings: 3};
+  // the coarsest tessellation whose outline stays within half a pixel of the true one, for a
+  // curved geom of this radius in pixels (a chord over an angle a misses the circle of radius
+  // r by r (1 - cos(a / 2)))
+  function detailFor(radiusPixels) {
+    for (const d of [TINY, COARSE, MEDIUM]) if (radiusPixels * (1 - Math.cos(Math.PI / d.seg)) <= 0.5) return d;
+    return FINE;
+  }
   function geomShape(g, meshes, detail) {
     const z = g.size;
     switch (g.type) {
@@ -250,6 +258,43 @@ void main() {
   base = mix(base, uTint, 0.4 * vMark * uMarkScale);
   outColor = vec4(shade(base, vNrm, vWorld), uColor.a);
 }`;
+  // a robot's geoms merged into one mesh, each vertex naming its body: the poses of the
+  // envs shown are a texture (a row per env: per body, position with the env's tint in w,
+  // then orientation), and one instanced draw covers every env at one detail level
+  const BODY_VS = `#version 300 es
+layout(location=0) in vec3 aPos;
+layout(location=1) in vec3 aNrm;
+layout(location=2) in vec4 aColor;
+layout(location=3) in float aBody;
+uniform mat4 uViewProj;
+uniform highp sampler2D uPoses;
+uniform int uFirst;
+out vec3 vNrm, vWorld;
+out vec4 vColor;
+out float vMark;
+vec3 qrot(vec4 q, vec3 v) { vec3 t = 2.0 * cross(q.yzw, v); return v + q.x * t + cross(q.yzw, t); }
+void main() {
+  int b = int(aBody + 0.5), row = uFirst + gl_InstanceID;
+  vec4 pos = texelFetch(uPoses, ivec2(2 * b, row), 0), quat = texelFetch(uPoses, ivec2(2 * b + 1, row), 0);
+  vWorld = pos.xyz + qrot(quat, aPos);
+  vNrm = qrot(quat, aNrm);
+  vColor = aColor;
+  vMark = pos.w;
+  gl_Position = uViewProj * vec4(vWorld, 1.0);
+}`;
+  const BODY_FS = `#version 300 es
+precision highp float;
+in vec3 vNrm, vWorld;
+in vec4 vColor;
+in float vMark;
+uniform vec3 uTint;
+uniform float uMarkScale;
+out vec4 outColor;
+${SHADE}
+void main() {
+  vec3 base = mix(vColor.rgb, uTint, 0.4 * vMark * uMarkScale);
+  outColor = vec4(shade(base, vNrm, vWorld), vColor.a);
+}`;
   const MARK_VS = `#version 300 es
 layout(location=0) in vec3 aPos;
 layout(location=1) in vec3 aNrm;
@@ -314,6 +359,34 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
     gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, gl.createBuffer());
     gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, new Uint32Array(s.idx), gl.STATIC_DRAW);
     return {vao, count: s.idx.length};
+  }
+
+  // shapes [shape, rgba, body] merged into one mesh: position, normal, colour and body per
+  // vertex (BODY_VS), in a vertex array of its own
+  function uploadMerged(gl, shapes) {
+    let vertices = 0, indices = 0;
+    for (const [shape] of shapes) { vertices += shape.pos.length / 3; indices += shape.idx.length; }
+    const data = new Float32Array(vertices * 11), idx = new Uint32Array(indices);
+    let v = 0, i = 0;
+    for (const [shape, rgba, body] of shapes) {
+      for (const k of shape.idx) idx[i++] = v + k;
+      for (let k = 0; k < shape.pos.length / 3; k++, v++) {
+        data.set([shape.pos[3 * k], shape.pos[3 * k + 1], shape.pos[3 * k + 2], shape.nrm[3 * k], shape.nrm[3 * k + 1], shape.nrm[3 * k + 2],
+          rgba[0], rgba[1], rgba[2], rgba[3], body], 11 * v);
+      }
+    }
+    const vao = gl.createVertexArray();
+    gl.bindVertexArray(vao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
+    gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
+    [[0, 3, 0], [1, 3, 12], [2, 4, 24], [3, 1, 40]].forEach(([loc, size, offset]) => {
+      gl.enableVertexAttribArray(loc);
+      gl.vertexAttribPointer(loc, size, gl.FLOAT, false, 44, offset);
+    });
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, gl.createBuffer());
+    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, idx, gl.STATIC_DRAW);
+    gl.bindVertexArray(null);
+    return {vao, count: indices};
   }
 
   // ---- a height field: one vertex per sample, chunks drawn at a stride chosen by distance
@@ -417,6 +490,7 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
     const x = unit(cross(a, dir));
     return [x, cross(dir, x)];
   }
+  function concat(a, b) { const out = new Uint8Array(a.length + b.length); out.set(a); out.set(b, a.length); return out; }
   function finite(v, n) { return Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'number' && Number.isFinite(x)); }
 
   class Scene3D {
@@ -449,11 +523,18 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
       this.markersAt = 0;
       this.markersOffUntil = 0;
       this.retryAt = 0;
+      this.stream = null; // the open /poses.stream: {key, abort, frames}
+      this.streamOffUntil = 0; // fetch poses one at a time until then (the stream failed)
       this.shownFrame = -1;
-      this.poseBuffer = gl.createBuffer();
-      this.markBuffer = gl.createBuffer();
+      this.bodyProgram = program(gl, BODY_VS, BODY_FS);
+      this.poseTexture = gl.createTexture();
+      gl.bindTexture(gl.TEXTURE_2D, this.poseTexture);
+      for (const [k, v] of [[gl.TEXTURE_MIN_FILTER, gl.NEAREST], [gl.TEXTURE_MAG_FILTER, gl.NEAREST], [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) gl.texParameteri(gl.TEXTURE_2D, k, v);
+      this.parts = new Map(); // detail level -> the merged meshes drawn at it (bodyParts)
       this.labelPool = [];
       this.pointer();
+      // a hidden tab draws nothing (no animation frames): no poses streamed to it meanwhile
+      document.addEventListener('visibilitychange', () => { if (document.hidden) this.closeStream(); });
       canvas.addEventListener('webglcontextlost', (e) => { e.preventDefault(); this.fail('the WebGL context was lost; reload the page'); });
     }
 
@@ -499,7 +580,7 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
         keyDir: key ? unit(key.dir) : unit([0.3, 0.4, -1]), key: key ? key.diffuse.map((v) => 0.6 * v) : [0.5, 0.5, 0.5]};
       const meshes = new Map(scene.meshes.map((m) => [m.id, m]));
       const bodies = scene.bodies;
-      this.geoms = []; // drawn per env
+      this.geoms = []; // drawn per env, merged into one mesh per detail level (bodyParts)
       this.ground = []; // planes and height fields: drawn once
       this.hfields = [];
       for (const g of scene.geoms) {
@@ -520,12 +601,10 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
           this.ground.push(item);
           continue;
         }
-        item.fine = this.instanced(upload(gl, placed(fine, g.pos, g.quat)));
-        const curved = ['sphere', 'ellipsoid', 'capsule', 'cylinder'].includes(g.type);
-        item.coarse = curved ? this.instanced(upload(gl, placed(geomShape(g, meshes, COARSE), g.pos, g.quat))) : item.fine;
         this.geoms.push(item);
       }
-      this.geoms.sort((a, b) => a.transparent - b.transparent);
+      this.meshes = meshes;
+      this.parts = new Map();
       // marker shapes: a unit cylinder (z from 0 to 1), cone, sphere and cube
       const unitCyl = cylinder(1, 0.5, 16, false);
       this.markShapes = {
@@ -535,20 +614,6 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
         box: this.markerVao(box([1, 1, 1])),
       };
       this.setView(this.view);
-    }
-
-    instanced(mesh) { // the geom's vertex array, reading poses and marks per instance
-      const gl = this.gl;
-      gl.bindVertexArray(mesh.vao);
-      gl.bindBuffer(gl.ARRAY_BUFFER, this.poseBuffer);
-      for (const loc of [2, 3]) { gl.enableVertexAttribArray(loc); gl.vertexAttribDivisor(loc, 1); }
-      gl.vertexAttribPointer(2, 3, gl.FLOAT, false, 28, 0);
-      gl.vertexAttribPointer(3, 4, gl.FLOAT, false, 28, 12);
-      gl.bindBuffer(gl.ARRAY_BUFFER, this.markBuffer);
-      gl.enableVertexAttribArray(4);
-      gl.vertexAttribDivisor(4, 1);
-      gl.vertexAttribPointer(4, 1, gl.FLOAT, false, 4, 0);
-      return mesh;
     }
 
     markerVao(shape) {
@@ -599,9 +664,66 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
     }
     slotOf(env) { return this.poses ? this.poses.ids.indexOf(env) : -1; }
 
-    // ---- the network: poses and markers, one request of each in flight at most ----------
+    // ---- the network: poses streamed (one open response, every new frame pushed as the
+    // server takes it: no request per frame), or fetched one at a time where a stream fails;
+    // markers one request in flight at most -----------------------------------------------
 
     query() { return 'envs=' + this.envIds.join(','); }
+
+    // GET /poses.stream: frames, each a uint32 byte count then a /poses.bin body; only the
+    // latest complete one is kept (a frame that arrives while the page is busy is skipped)
+    openStream() {
+      const key = this.query(), abort = new AbortController();
+      const stream = {key, abort, frames: 0};
+      this.stream = stream;
+      (async () => {
+        try {
+          const r = await fetch('/poses.stream?' + key, {cache: 'no-store', signal: abort.signal});
+          if (!r.ok || !r.body) throw new Error('status ' + r.status);
+          const reader = r.body.getReader();
+          let pending = new Uint8Array(0);
+          for (;;) {
+            const {value, done} = await reader.read();
+            if (done) break;
+            pending = pending.length ? concat(pending, value) : value;
+            let at = 0, latest = null;
+            while (pending.length - at >= 4) {
+              const size = new DataView(pending.buffer, pending.byteOffset + at, 4).getUint32(0, true);
+              if (pending.length - at - 4 < size) break;
+              latest = pending.slice(at + 4, at + 4 + size).buffer; // its own, aligned copy
+              at += 4 + size;
+              this.stats.poseBytes += size;
+              this.stats.poseAnswers += 1;
+              stream.frames += 1;
+            }
+            pending = pending.subarray(at);
+            if (latest && this.stream === stream) {
+              this.stats.lastPoseBytes = latest.byteLength;
+              this.receivePoses(latest);
+            }
+          }
+        } catch (e) {
+          if (abort.signal.aborted) return;
+        } finally {
+          if (this.stream === stream) this.stream = null;
+        }
+        if (abort.signal.aborted) return;
+        // ended or failed: a stream that never delivered (a proxy that buffers the whole
+        // answer, say) is given up for a while, and poses are fetched one at a time
+        if (!stream.frames) this.streamOffUntil = performance.now() + 10000;
+        else this.retryAt = performance.now() + 200;
+      })();
+    }
+    closeStream() {
+      if (this.stream) { this.stream.abort.abort(); this.stream = null; }
+    }
+    // what the loop does for poses at each animation frame
+    pollPoses(now) {
+      if (this.stream && this.stream.key !== this.query()) this.closeStream(); // other envs
+      if (this.stream || now < this.retryAt) return;
+      if (now >= this.streamOffUntil) this.openStream();
+      else if (!this.posesInFlight) this.fetchPoses();
+    }
 
     async fetchPoses() {
       this.posesInFlight = true;
@@ -691,13 +813,13 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
         if (!this.running) return;
         this.stats.ticks = (this.stats.ticks || 0) + 1;
         requestAnimationFrame(tick);
-        if (!this.posesInFlight && now >= this.retryAt) this.fetchPoses();
+        this.pollPoses(now);
         if (this.view.markers !== 'none' && !this.markersInFlight && now >= this.markersOffUntil && now - this.markersAt >= 50) this.fetchMarkers();
         if (this.resize() || this.dirty) this.draw();
       };
       requestAnimationFrame(tick);
     }
-    stop() { this.running = false; this.hideLabels(0); }
+    stop() { this.running = false; this.closeStream(); this.hideLabels(0); }
 
     resize() {
       const c = this.canvas, ratio = Math.min(window.devicePixelRatio || 1, this.maxPixelRatio);
@@ -732,6 +854,8 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
       this.matrices = m;
       const fogNear = Math.max(25, 6 * this.camera.distance), fogFar = Math.min(m.far * 0.9, fogNear * 3);
       const sky = [0.32, 0.4, 0.5];
+      this.sky = sky;
+      this.fogRange = [fogNear, fogFar];
       gl.viewport(0, 0, c.width, c.height);
       gl.clearColor(sky[0], sky[1], sky[2], 1);
       gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
@@ -777,62 +901,11 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
       }
       gl.uniform1f(g.u.uGround, 0);
       gl.enable(gl.CULL_FACE);
-      // every geom of the envs shown: near envs finely tessellated, far ones coarsely
+      // every moving geom of the envs shown: one draw per detail level (envs at a similar
+      // size on screen share one), the bodies' poses read from a texture
       if (this.poses) {
-        const p = this.poses, n = p.n, nb = p.nbody;
-        const order = [], near = [], far = [];
-        for (let k = 0; k < n; k++) {
-          const anchor = this.bodyPose(k, this.anchor)[0];
-          const pixels = this.scene.robot_radius * m.pixelsPerRadian / Math.max(len(sub(anchor, m.eye)), 1e-3);
-          (pixels > 100 ? near : far).push(k);
-        }
-        order.push(...near, ...far);
-        const inst = new Float32Array(nb * n * POSE), marks = new Float32Array(n);
-        for (let j = 0; j < n; j++) {
-          const k = order[j], off = this.offsets[k] || [0, 0, 0];
-          marks[j] = n > 1 && p.ids[k] === this.view.selected ? 1 : 0;
-          for (let b = 0; b < nb; b++) {
-            const src = (k * nb + b) * POSE, dst = (b * n + j) * POSE;
-            inst[dst] = p.floats[src] + off[0];
-            inst[dst + 1] = p.floats[src + 1] + off[1];
-            inst[dst + 2] = p.floats[src + 2] + off[2];
-            inst[dst + 3] = p.floats[src + 3];
-            inst[dst + 4] = p.floats[src + 4];
-            inst[dst + 5] = p.floats[src + 5];
-            inst[dst + 6] = p.floats[src + 6];
-          }
-        }
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.poseBuffer);
-        gl.bufferData(gl.ARRAY_BUFFER, inst, gl.DYNAMIC_DRAW);
-        gl.bindBuffer(gl.ARRAY_BUFFER, this.markBuffer);
-        gl.bufferData(gl.ARRAY_BUFFER, marks, gl.DYNAMIC_DRAW);
-        let blending = false;
-        for (const item of this.geoms) {
-          if (item.transparent && !blending) {
-            blending = true;
-            gl.enable(gl.BLEND);
-            gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
-            gl.depthMask(false);
-          }
-          gl.uniform4fv(g.u.uColor, item.color);
-          // a part fixed to the world is the same in every env: once, unless spread apart
-          const once = item.static && !this.view.spread;
-          gl.uniform1f(g.u.uMarkScale, once ? 0 : 1);
-          const groups = once ? [[item.fine, 0, 1]] : item.coarse === item.fine ? [[item.fine, 0, n]] : [[item.fine, 0, near.length], [item.coarse, near.length, far.length]];
-          for (const [mesh, first, count] of groups) {
-            if (count <= 0) continue;
-            gl.bindVertexArray(mesh.vao);
-            gl.bindBuffer(gl.ARRAY_BUFFER, this.poseBuffer);
-            const offset = (item.body * n + first) * POSE * 4;
-            gl.vertexAttribPointer(2, 3, gl.FLOAT, false, 28, offset);
-            gl.vertexAttribPointer(3, 4, gl.FLOAT, false, 28, offset + 12);
-            gl.bindBuffer(gl.ARRAY_BUFFER, this.markBuffer);
-            gl.vertexAttribPointer(4, 1, gl.FLOAT, false, 4, first * 4);
-            gl.drawElementsInstanced(gl.TRIANGLES, mesh.count, gl.UNSIGNED_INT, 0, count);
-            calls += 1; triangles += mesh.count / 3 * count;
-          }
-        }
-        if (blending) { gl.disable(gl.BLEND); gl.depthMask(true); }
+        const bodies = this.drawBodies(m);
+        calls += bodies.calls; triangles += bodies.triangles;
       }
       const drawn = this.drawMarkers(m);
       calls += drawn.calls; triangles += drawn.triangles;
@@ -849,6 +922,98 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
         while (this.frameTimes.length && now - this.frameTimes[0] > 2000) this.frameTimes.shift();
       }
       this.stats.fps = this.frameTimes.length > 1 ? (this.frameTimes.length - 1) * 1000 / (now - this.frameTimes[0]) : 0;
+    }
+
+    // the poses of the envs shown into the pose texture, nearest first (a row per env: per
+    // body its position and spread offset, with the env's tint in w, then its orientation),
+    // and every part drawn: per detail level, one instanced draw over the envs at that level
+    drawBodies(m) {
+      const gl = this.gl, p = this.poses, n = p.n, nb = p.nbody, f = p.floats;
+      const order = [], levels = new Map();
+      for (let k = 0; k < n; k++) {
+        const anchor = this.bodyPose(k, this.anchor)[0];
+        const pixels = this.scene.robot_radius * m.pixelsPerRadian / Math.max(len(sub(anchor, m.eye)), 1e-3);
+        order.push([this.detailLevel(pixels), k]);
+      }
+      order.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+      const width = 2 * nb, data = this.poseData && this.poseData.length === width * n * 4 ? this.poseData : new Float32Array(width * n * 4);
+      this.poseData = data;
+      order.forEach(([level, k], row) => {
+        const off = this.offsets[k] || [0, 0, 0], mark = n > 1 && p.ids[k] === this.view.selected ? 1 : 0;
+        for (let b = 0; b < nb; b++) {
+          const src = (k * nb + b) * POSE, dst = (row * width + 2 * b) * 4;
+          data[dst] = f[src] + off[0]; data[dst + 1] = f[src + 1] + off[1]; data[dst + 2] = f[src + 2] + off[2]; data[dst + 3] = mark;
+          data[dst + 4] = f[src + 3]; data[dst + 5] = f[src + 4]; data[dst + 6] = f[src + 5]; data[dst + 7] = f[src + 6];
+        }
+        const run = levels.get(level);
+        if (run) run[1] += 1; else levels.set(level, [row, 1]);
+      });
+      gl.activeTexture(gl.TEXTURE0);
+      gl.bindTexture(gl.TEXTURE_2D, this.poseTexture);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, width, n, 0, gl.RGBA, gl.FLOAT, data);
+      const r = this.bodyProgram;
+      gl.useProgram(r.program);
+      gl.uniformMatrix4fv(r.u.uViewProj, false, m.viewProj);
+      gl.uniform3fv(r.u.uEye, m.eye);
+      gl.uniform3fv(r.u.uKeyDir, this.light.keyDir);
+      gl.uniform3fv(r.u.uKey, this.light.key);
+      gl.uniform3fv(r.u.uHead, this.light.head);
+      gl.uniform3fv(r.u.uAmbient, this.light.ambient);
+      gl.uniform3fv(r.u.uFog, this.sky);
+      gl.uniform2f(r.u.uFogRange, this.fogRange[0], this.fogRange[1]);
+      gl.uniform3f(r.u.uTint, 1.0, 0.55, 0.1);
+      gl.uniform1i(r.u.uPoses, 0);
+      let calls = 0, triangles = 0;
+      for (const transparent of [false, true]) {
+        if (transparent) { gl.enable(gl.BLEND); gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA); gl.depthMask(false); }
+        for (const [level, [first, count]] of levels) {
+          for (const part of this.bodyParts(level)) {
+            if (part.transparent !== transparent) continue;
+            // a part fixed to the world is the same in every env: once, unless spread apart
+            const once = part.static && !this.view.spread;
+            if (once && first > 0) continue;
+            gl.uniform1i(r.u.uFirst, first);
+            gl.uniform1f(r.u.uMarkScale, once ? 0 : 1);
+            gl.bindVertexArray(part.vao);
+            const instances = once ? 1 : count;
+            gl.drawElementsInstanced(gl.TRIANGLES, part.count, gl.UNSIGNED_INT, 0, instances);
+            calls += 1; triangles += part.count / 3 * instances;
+          }
+        }
+        if (transparent) { gl.disable(gl.BLEND); gl.depthMask(true); }
+      }
+      return {calls, triangles};
+    }
+
+    // the detail level of a robot this many pixels across (its radius): on a GPU, fine above
+    // 100 pixels and coarse below; on a software rasterizer, which pays for every triangle,
+    // level L holds robots up to 1024 / 2^(L/2) pixels, each geom then as fine as its own
+    // size at that bound needs (detailFor)
+    detailLevel(pixels) {
+      if (!this.software) return pixels > 100 ? 0 : 1;
+      return Math.max(0, Math.min(15, Math.floor(2 * (10 - Math.log2(Math.max(pixels, 1))))));
+    }
+
+    // the moving geoms (and those fixed to the world) of one robot, merged into a mesh per
+    // (fixed, transparent) at a detail level: made at first use, then kept
+    bodyParts(level) {
+      if (this.parts.has(level)) return this.parts.get(level);
+      const groups = new Map();
+      // at a software level: pixels per metre at the largest robot the level holds
+      const perMeter = level === 0 ? Infinity : 2 ** (10 - level / 2) / this.scene.robot_radius;
+      for (const item of this.geoms) {
+        const curved = ['sphere', 'ellipsoid', 'capsule', 'cylinder'].includes(item.geom.type);
+        let detail = FINE;
+        if (curved && !this.software) detail = level === 0 ? FINE : COARSE;
+        else if (curved) detail = detailFor(Math.max(...item.geom.size.slice(0, item.geom.type === 'ellipsoid' ? 3 : 1)) * perMeter);
+        const shape = placed(geomShape(item.geom, this.meshes, detail), item.geom.pos, item.geom.quat);
+        const key = (item.static ? 's' : 'm') + (item.transparent ? 't' : 'o');
+        if (!groups.has(key)) groups.set(key, {static: item.static, transparent: item.transparent, shapes: []});
+        groups.get(key).shapes.push([shape, item.color, item.body]);
+      }
+      const parts = [...groups.values()].map((g) => Object.assign(uploadMerged(this.gl, g.shapes), {static: g.static, transparent: g.transparent}));
+      this.parts.set(level, parts);
+      return parts;
     }
 
     drawMarkers(m) {
