@@ -184,7 +184,7 @@ def _reset_joints(
     scale: bool,
 ) -> None:
     scene, e = env.scene, env.engine
-    cols = env.scene.joint_columns(joints)
+    cols = scene.joint_columns(joints)
     low, high = _reset_limits(env, joints)
     k = low.numel()
     default = rows.take(take_columns(scene.default_joint_pos, cols.joints))

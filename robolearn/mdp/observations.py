@@ -50,7 +50,8 @@ def entity_pos_b(env: ManagerBasedRLEnv, entity: str) -> torch.Tensor:
 
 def joint_pos_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint positions minus the env's default positions, rad or m."""
-    cols, scene = env.scene.joint_columns(joints).joints, env.scene
+    scene = env.scene
+    cols = scene.joint_columns(joints).joints
     return take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
 
 

@@ -161,7 +161,7 @@ def joint_pos_limits(
         return mid - half, mid + half
 
     low, high = fixed(scene, ("joint_pos_limits", names_key(joints), soft_ratio), make)
-    pos = take_columns(scene.joint_pos, env.scene.joint_columns(joints).joints)
+    pos = take_columns(scene.joint_pos, scene.joint_columns(joints).joints)
     over = (pos - high).clamp(min=0) + (low - pos).clamp(min=0)
     return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
 
@@ -169,7 +169,7 @@ def joint_pos_limits(
 def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
     scene = env.scene
-    cols = env.scene.joint_columns(joints).joints
+    cols = scene.joint_columns(joints).joints
     deviation = take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
     return deviation.abs().sum(-1)
 
