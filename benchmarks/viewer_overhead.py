@@ -4,8 +4,8 @@ The training loop has no viewer hooks, so with no viewer attached its throughput
 training_throughput.py reports. This measures what attaching ``robolearn view --follow``
 (its own 4 envs, the default when following, at the lowest priority, SCHED_IDLE) costs
 training on this machine, side by side: alone; with the viewer and a client in the 3D mode
-(what a browser on the user's own machine asks the server for: the poses of its 4 envs at
-every new frame and the watched env's markers); with the viewer and a client of the
+(what a browser on the user's own machine asks the server for: the stream of its 4 envs'
+poses, every new frame, and the watched env's markers); with the viewer and a client of the
 rendered mode (JPEG frames rendered by the server); alone again. The clients are Python
 threads of this process: a browser would draw on another machine, so its drawing is not
 the server's cost. Each viewer run also prints the real-time factor its simulation reached.
@@ -30,30 +30,38 @@ from train_command import train_command
 
 
 def poll(url: str, mode: str, stop: threading.Event, counts: dict) -> None:
-    """What the page asks for, paced as the page paces it: in 3D the next poses as soon as
-    the last arrived (the server holds the request until a new frame, ``after``) and the
-    watched env's markers at most 15 times a second; rendered, the next JPEG frame 30 ms
+    """What the page asks for, paced as the page paces it: in 3D one open /poses.stream
+    answer of its 4 envs (the server pushes each new frame as the simulation takes it) and
+    the watched env's markers at most 15 times a second; rendered, the next JPEG frame 30 ms
     after the last arrived."""
-    frame, markers_due = None, 0.0
     while not stop.is_set():
         try:
             if mode == "3d":
-                after = "" if frame is None else f"&after={frame}"
-                with urllib.request.urlopen(f"{url}poses.bin?envs=0-3{after}") as r:
-                    body = r.read()
-                frame = int.from_bytes(body[4:8], "little")
-                if time.monotonic() >= markers_due:
-                    markers_due = time.monotonic() + 1 / 15
-                    with urllib.request.urlopen(f"{url}markers.json?envs=0") as r:
-                        r.read()
+                stream_3d(url, stop, counts)
             else:
                 with urllib.request.urlopen(f"{url}frame.jpg") as r:
                     body = r.read()
                 time.sleep(0.03)
-            counts["frames"] += 1
-            counts["bytes"] += len(body)
+                counts["frames"] += 1
+                counts["bytes"] += len(body)
         except OSError:
             time.sleep(0.2)  # the viewer is still starting
+
+
+def stream_3d(url: str, stop: threading.Event, counts: dict) -> None:
+    markers_due = 0.0
+    with urllib.request.urlopen(f"{url}poses.stream?envs=0-3") as stream:
+        while not stop.is_set():
+            head = stream.read(4)
+            if len(head) < 4:
+                return  # the viewer hung up
+            body = stream.read(int.from_bytes(head, "little"))
+            counts["frames"] += 1
+            counts["bytes"] += len(body)
+            if time.monotonic() >= markers_due:
+                markers_due = time.monotonic() + 1 / 15
+                with urllib.request.urlopen(f"{url}markers.json?envs=0") as r:
+                    r.read()
 
 
 def train(

@@ -360,6 +360,15 @@ class ViewerSession:
             self.telemetry.publish()
         return taken
 
+    def due_in(self) -> float:
+        """Seconds until :meth:`tick` has a step to take (0 when one is due now, infinite
+        while paused with no single step asked for): how long the loop may sleep."""
+        if self.paused:
+            return 0.0 if self._pending_steps or not self._commands.empty() else math.inf
+        if not self._commands.empty():
+            return 0.0
+        return max(0.0, (self.env.step_dt - self._debt) / self.speed)
+
     def rates(self) -> dict[str, float | None]:
         """What the loop reached over the last RATE_WINDOW_S seconds: ``steps_per_s`` (env
         steps a second, every env stepping at once) and ``realtime_factor`` (simulated

@@ -68,6 +68,8 @@ MAX_MARKER_ENVS = 64
 """The most envs one ``GET /markers.json`` may ask for."""
 MARKER_WAIT_S = 5.0
 """How long ``GET /markers.json`` waits for the simulation thread to read the markers."""
+MAX_SLEEP_S = 0.02
+"""The longest the simulation loop sleeps between turns (a command waits at most this)."""
 _MARKER_KEEP_S = 10.0  # a request's markers are refreshed this long after it was last made
 _MARKER_REQUESTS = 16  # the most different requests refreshed at once
 POSES_WAIT_S = 1.0
@@ -169,6 +171,7 @@ class WebViewer:
         self._markers_ready = threading.Condition(self._lock)
         self._marker_asks: dict[tuple, float] = {}
         self._marker_answers: dict[tuple, tuple[int, int, bytes]] = {}
+        self._wake = threading.Event()  # set by a request the simulation thread must answer
         # the 3D mode: the scene, sent once (built here, on the simulation thread), and the
         # latest body poses of the envs pages show (robolearn.viewer.scene3d)
         self.poses = PoseSnapshots(env.num_envs)
@@ -257,6 +260,11 @@ class WebViewer:
             s = self.session
             self.poses.capture(s.env.engine, s.steps, s.steps * s.env.step_dt)
 
+    def wake(self) -> None:
+        """Wake the simulation loop from its sleep between steps (any thread): a request
+        waits for something only that thread reads."""
+        self._wake.set()
+
     def snapshot(self) -> tuple[bytes, dict[str, Any]]:
         """The latest JPEG frame and state (a copy), as the HTTP threads serve them."""
         with self._lock:
@@ -283,6 +291,7 @@ class WebViewer:
                 self._marker_asks.pop(oldest)
                 self._marker_answers.pop(oldest, None)
             frame = self.frames
+            self.wake()
 
             def ready() -> bool:
                 answer = self._marker_answers.get(key)
@@ -339,7 +348,10 @@ class WebViewer:
                     self._render()
                     last_frame = now
                 elif not taken:
-                    time.sleep(0.005)
+                    # until the next step is due (a page's request for markers wakes it):
+                    # a followed training run's cores see ~50 wake-ups a second, not 200
+                    self._wake.wait(min(self.session.due_in(), MAX_SLEEP_S))
+                    self._wake.clear()
                 self._read_markers()
                 if max_steps is not None and self.session.steps >= max_steps:
                     break
@@ -482,6 +494,7 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
             snapshot newer than ``after`` (the frame the page has)."""
             try:
                 env_ids, after = _poses_query(self.path, viewer.session)
+                viewer.wake()  # envs not captured yet are read at the loop's next turn
                 frame, body = viewer.poses.request(env_ids, after, POSES_WAIT_S)
             except _RefusedError as exc:
                 self._answer(exc.status, str(exc))
@@ -508,6 +521,7 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
             self.send_header("X-Content-Type-Options", "nosniff")
             self.end_headers()
             sent = after
+            viewer.wake()
             while not viewer.closing.is_set() and not _hung_up(self.connection):
                 try:  # waits up to POSES_WAIT_S, keeping these envs wanted meanwhile
                     frame, body = viewer.poses.request(env_ids, sent, POSES_WAIT_S)

@@ -676,6 +676,14 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
       const key = this.query(), abort = new AbortController();
       const stream = {key, abort, frames: 0};
       this.stream = stream;
+      // a healthy stream starts with the frame already taken: none in 5 s is a proxy that
+      // holds the answer back, or a viewer that cannot stream
+      const stalled = setTimeout(() => {
+        if (stream.frames) return;
+        this.streamOffUntil = performance.now() + 10000;
+        abort.abort();
+        if (this.stream === stream) this.stream = null;
+      }, 5000);
       (async () => {
         try {
           const r = await fetch('/poses.stream?' + key, {cache: 'no-store', signal: abort.signal});
@@ -705,6 +713,7 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
         } catch (e) {
           if (abort.signal.aborted) return;
         } finally {
+          clearTimeout(stalled);
           if (this.stream === stream) this.stream = null;
         }
         if (abort.signal.aborted) return;
@@ -950,7 +959,9 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
       });
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, this.poseTexture);
-      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, width, n, 0, gl.RGBA, gl.FLOAT, data);
+      if (this.poseTextureSize === width + 'x' + n) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, width, n, gl.RGBA, gl.FLOAT, data);
+      else gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, width, n, 0, gl.RGBA, gl.FLOAT, data);
+      this.poseTextureSize = width + 'x' + n;
       const r = this.bodyProgram;
       gl.useProgram(r.program);
       gl.uniformMatrix4fv(r.u.uViewProj, false, m.viewProj);
