@@ -513,14 +513,18 @@ def _parse_value(text: str, current: Any, path: str) -> Any:
         raise RobolearnError(f"{path}: cannot parse {text!r} ({reason})") from exc
 
 
-def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None:
+def apply_override(
+    root: Any, path: str, text: str, root_name: str = "", absent_removal_ok: bool = False
+) -> None:
     """Set the leaf at dotted ``path`` under ``root`` from the string ``text``.
 
     ``text`` is parsed as YAML (``2.0``, ``true``, ``[0.0, 1.5]``, ``null``) and converted to
     the type of the value it replaces. ``null`` for an entry of a dict (a reward, event or
     observation term, a params key) removes it, as setting a term to None does in Isaac Lab.
     Raises RobolearnError for an unknown path (naming the valid keys at the point it fails)
-    or a value of the wrong kind.
+    or a value of the wrong kind. With ``absent_removal_ok``, removing a dict entry that is
+    not there is no change instead (a run's overrides replayed on its task's play variant,
+    which drops some terms itself: a run trained without pushes plays without them).
     """
     parts = path.split(".")
     node = root
@@ -528,6 +532,14 @@ def apply_override(root: Any, path: str, text: str, root_name: str = "") -> None
     for i, key in enumerate(parts):
         walked = f"{walked}.{key}" if walked else key
         children = _children(node)
+        if (
+            absent_removal_ok
+            and key not in children
+            and i == len(parts) - 1
+            and isinstance(node, Mapping)
+            and yaml.safe_load(text) is None
+        ):
+            return
         if key not in children:
             hint = did_you_mean(key, children)
             valid = f"; valid: {', '.join(children)}" if children else ""

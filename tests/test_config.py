@@ -165,3 +165,19 @@ def test_auto_mixed_precision_follows_the_cpus_bf16_instructions():
     assert agent.to_rsl_rl("cpu")["algorithm"]["use_mixed_precision"] is native
     agent.algorithm.use_mixed_precision = False
     assert agent.to_rsl_rl("cpu")["algorithm"]["use_mixed_precision"] is False
+
+
+def test_a_run_trained_without_a_term_the_play_variant_drops_plays():
+    """A run trained with ``env.events.push=null`` replays that override on the play
+    variant, which has no pushes either: no error, and still none for a typo of the user's."""
+    from robolearn.rl.play import _env_for_checkpoint
+    from robolearn.rl.session import build_setup
+
+    checkpoint = {"task": "quadruped_walk", "overrides": ["env.events.push=null"]}
+    env, setup = _env_for_checkpoint("quadruped_walk", checkpoint, [], num_envs=2, engine="cpu")
+    assert "push" not in setup.env_cfg.events and env.num_envs == 2
+    assert setup.overrides == ["env.events.push=null"]  # the run's list, kept for what follows
+    with pytest.raises(RobolearnError, match=r"unknown config path 'env\.events\.push'"):
+        build_setup("quadruped_walk", ["env.events.push=null"], play=True)
+    with pytest.raises(RobolearnError, match=r"unknown config path 'env\.events\.psuh'"):
+        build_setup("quadruped_walk", [], play=True, replayed=["env.events.psuh=2"])

@@ -38,7 +38,7 @@ def _env_for_checkpoint(task: str, data: dict, overrides: list[str], **kw):
 
     if data.get("task") not in (None, task):
         raise RobolearnError(f"the policy was trained on {data.get('task')!r}, not {task!r}")
-    setup = build_setup(task, list(data.get("overrides", [])) + overrides, play=True, **kw)
+    setup = build_setup(task, overrides, play=True, replayed=data.get("overrides", []), **kw)
     return ManagerBasedRLEnv(setup.env_cfg), setup
 
 

@@ -77,12 +77,16 @@ def build_setup(
     overrides: list[str],
     *,
     play: bool = False,
+    replayed: Sequence[str] = (),
     num_envs: int | None = None,
     engine: str | None = None,
     seed: int | None = None,
     max_iterations: int | None = None,
 ) -> Setup:
-    """Configs for ``task`` with overrides and flags applied, validated before anything runs."""
+    """Configs for ``task`` with overrides and flags applied, validated before anything runs.
+
+    ``replayed`` are a run's recorded overrides, applied first (a checkpoint's, on the play
+    variant): removing a term the variant already lacks is no error there."""
     spec = get_task(task)
     env_cfg, agent_cfg = spec.make_env_cfg(play=play), spec.agent_cfg()
     return finish_setup(
@@ -90,6 +94,7 @@ def build_setup(
         env_cfg,
         agent_cfg,
         overrides,
+        replayed=replayed,
         num_envs=num_envs,
         engine=engine,
         seed=seed,
@@ -104,6 +109,7 @@ def finish_setup(
     overrides: list[str],
     *,
     earlier_overrides: Sequence[str] = (),
+    replayed: Sequence[str] = (),
     num_envs: int | None = None,
     engine: str | None = None,
     seed: int | None = None,
@@ -116,11 +122,12 @@ def finish_setup(
     records them before ``overrides``, so that the task plus the recorded list rebuilds
     the configs (what ``--resume`` and ``play`` do).
     """
-    env_over, agent_over = split_overrides(overrides)
-    for path, value in env_over:
-        apply_override(env_cfg, path, value, root_name="env")
-    for path, value in agent_over:
-        apply_override(agent_cfg, path, value, root_name="agent")
+    for items, lenient in ((list(replayed), True), (overrides, False)):
+        env_over, agent_over = split_overrides(items)
+        for path, value in env_over:
+            apply_override(env_cfg, path, value, root_name="env", absent_removal_ok=lenient)
+        for path, value in agent_over:
+            apply_override(agent_cfg, path, value, root_name="agent", absent_removal_ok=lenient)
     if num_envs is not None:
         if num_envs < 1:
             raise RobolearnError(f"--num_envs must be >= 1, got {num_envs}")
@@ -143,7 +150,7 @@ def finish_setup(
     check_name(agent_cfg.experiment_name, "agent.experiment_name")
     agent_cfg.validate()
     _check_agent_fits_env(agent_cfg, env_cfg)
-    return Setup(spec, env_cfg, agent_cfg, [*earlier_overrides, *overrides])
+    return Setup(spec, env_cfg, agent_cfg, [*earlier_overrides, *replayed, *overrides])
 
 
 def setup_from_run(

@@ -52,7 +52,8 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
         raise RobolearnError(f"unknown action source {opts.actions!r}; valid: zero, random, policy")
     engine = resolve_device_engine(opts.device, opts.engine)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
-    source_path, overrides = _policy_source(opts, experiment)
+    source_path, trained = _policy_source(opts, experiment)
+    overrides = list(opts.overrides)
     if opts.follow is not None:
         _yield_to_training()
     num_envs = opts.num_envs or (4 if opts.follow is not None else 16)
@@ -60,7 +61,9 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
         # MuJoCo's worker threads would contend with the training run's for the cores (a
         # viewer's few envs step in about a millisecond on one thread)
         overrides = [*overrides, "env.sim.nthread=1"]
-    setup = build_setup(opts.task, overrides, play=True, num_envs=num_envs, engine=engine)
+    setup = build_setup(
+        opts.task, overrides, play=True, replayed=trained, num_envs=num_envs, engine=engine
+    )
     env = ManagerBasedRLEnv(setup.env_cfg)
     source: ActionSource
     if opts.follow is not None:
@@ -92,23 +95,22 @@ def _yield_to_training() -> None:
 
 
 def _policy_source(opts: ViewOptions, experiment: str) -> tuple[Path | None, list[str]]:
-    """(the run folder followed or the checkpoint played, or None; the overrides the env is
-    built with: the policy's training overrides, then the user's)."""
+    """(the run folder followed or the checkpoint played, or None; the overrides the policy
+    was trained with, which the env replays before the user's)."""
     from robolearn.rl.checkpoint import load_checkpoint
     from robolearn.rl.policy import find_checkpoint
     from robolearn.rl.runs import checkpoints, resolve_run
 
-    overrides = list(opts.overrides)
     if opts.follow is not None:
         follow = None if opts.follow == "latest" else opts.follow
         run = resolve_run(Path(opts.log_root), experiment, follow)
         found = checkpoints(run)
         trained = load_checkpoint(found[-1]).get("overrides", []) if found else []
-        return run, list(trained) + overrides
+        return run, list(trained)
     if opts.actions == "policy" or opts.checkpoint:
         path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
-        return path, list(load_checkpoint(path).get("overrides", [])) + overrides
-    return None, overrides
+        return path, list(load_checkpoint(path).get("overrides", []))
+    return None, []
 
 
 def _run_native(session: ViewerSession, opts: ViewOptions, log: Callable[[str], None]) -> int:
