@@ -208,6 +208,8 @@
   }
 
   // ---- shaders ------------------------------------------------------------------------
+  // a vector turned by a unit quaternion (w, x, y, z), as qrot above: both vertex shaders
+  const QROT = 'vec3 qrot(vec4 q, vec3 v) { vec3 t = 2.0 * cross(q.yzw, v); return v + q.x * t + cross(q.yzw, t); }';
   const SHADE = `
 uniform vec3 uEye, uKeyDir, uKey, uHead, uAmbient, uFog;
 uniform vec2 uFogRange;
@@ -229,7 +231,7 @@ layout(location=4) in float iMark;
 uniform mat4 uViewProj;
 out vec3 vNrm, vWorld;
 out float vMark;
-vec3 qrot(vec4 q, vec3 v) { vec3 t = 2.0 * cross(q.yzw, v); return v + q.x * t + cross(q.yzw, t); }
+${QROT}
 void main() {
   vWorld = iPos + qrot(iQuat, aPos);
   vNrm = qrot(iQuat, aNrm);
@@ -272,7 +274,7 @@ uniform int uFirst;
 out vec3 vNrm, vWorld;
 out vec4 vColor;
 out float vMark;
-vec3 qrot(vec4 q, vec3 v) { vec3 t = 2.0 * cross(q.yzw, v); return v + q.x * t + cross(q.yzw, t); }
+${QROT}
 void main() {
   int b = int(aBody + 0.5), row = uFirst + gl_InstanceID;
   vec4 pos = texelFetch(uPoses, ivec2(2 * b, row), 0), quat = texelFetch(uPoses, ivec2(2 * b + 1, row), 0);
