@@ -30,6 +30,9 @@ BF16 = ["agent.algorithm.use_mixed_precision=true"]
 RSL_RL_MIRROR_LOSS = "rsl-rl's mirror loss"
 """Not an override: restores rsl-rl's own ``Symmetry.compute_loss`` (a second actor pass per
 mini-batch) in place of the runner's, which reuses the update's pass."""
+COMPILED = ["agent.policy.compile=true"]
+"""The MLPs compiled (``Runner.compile_networks``), by one untimed update before the timed
+ones."""
 
 # Every setting spells out symmetry and precision, whatever the task's defaults are.
 SETTINGS = {
@@ -40,6 +43,7 @@ SETTINGS = {
     "symmetry augmentation + bf16, rsl-rl's second actor pass": SYM + BF16 + [RSL_RL_MIRROR_LOSS],
     "symmetry augmentation + bf16, 3 epochs": SYM + BF16 + [f"{ALG}.num_learning_epochs=3"],
     "symmetry augmentation + bf16, 2 mini-batches": SYM + BF16 + [f"{ALG}.num_mini_batches=2"],
+    "symmetry augmentation + bf16, MLPs compiled": SYM + BF16 + COMPILED,
 }
 
 
@@ -62,6 +66,11 @@ def build(task: str, num_envs: int, overrides: list[str]) -> Runner:
             runner.alg.process_env_step(obs, rewards, dones, extras)
         runner.alg.compute_returns(obs)
     torch.set_num_threads(runner._update_threads)
+    if setup.agent_cfg.policy.compile:
+        runner.compile_networks()
+        start = time.perf_counter()
+        time_update(runner)
+        print(f"compiling the MLPs: the first update took {time.perf_counter() - start:.1f} s")
     return runner
 
 

@@ -7,6 +7,8 @@ user of Isaac Lab's or mjlab's rsl-rl configs recognises them.
 from __future__ import annotations
 
 import math
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,20 @@ def fast_bf16(device: str | None) -> bool:
     except OSError:
         return False
     return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+
+
+def compile_problem(device: str) -> str | None:
+    """Why ``torch.compile`` cannot run on ``device`` here, or None: on a CPU, Inductor
+    builds its kernels with a C++ compiler (``$CXX``, g++, c++ or clang++)."""
+    if device.startswith("cuda"):
+        return None
+    names = [os.environ.get("CXX", ""), "g++", "c++", "clang++"]
+    if any(name and shutil.which(name) for name in names):
+        return None
+    return (
+        "agent.policy.compile=true on the CPU needs a C++ compiler (g++ or clang++) on PATH, "
+        "or CXX naming one"
+    )
 
 
 @dataclass
@@ -109,6 +125,11 @@ class PolicyCfg:
     """Initial standard deviation of the Gaussian action distribution."""
     obs_normalization: bool = True
     """Normalize observations with running statistics (folded into exported policies)."""
+    compile: bool = False
+    """Train with the actor's and critic's MLPs compiled by ``torch.compile`` (fused
+    activations: 0.8x the mirrored bf16 update of humanoid_walk on this CPU) at the cost of
+    seconds of compilation when training starts; on a CPU it needs a C++ compiler. The
+    checkpoints are the same files; play and export run the plain modules."""
 
 
 @dataclass
@@ -245,4 +266,5 @@ class AgentCfg:
             "critic": model(p.critic_hidden_dims, stochastic=False),
             "logger": self.logger,
             "check_for_nan": self.check_for_nan,
+            "compile": p.compile,
         }

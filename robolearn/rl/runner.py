@@ -133,6 +133,7 @@ class Runner(OnPolicyRunner):
         self.is_main = dist_info.is_main
         self._torch_threads = torch.get_num_threads()
         self._update_threads = self._choose_update_threads()
+        self._compiled = False
 
     def _configure_multi_gpu(self) -> None:
         """rsl-rl's version starts NCCL on cuda:LOCAL_RANK; ours uses the process group
@@ -267,12 +268,25 @@ class Runner(OnPolicyRunner):
                 env.episode_length_buf, high=int(env.max_episode_length)
             )
         obs = env.get_observations().to(self.device)
+        if self.cfg.get("compile"):
+            self.compile_networks()
         self.alg.train_mode()
         if self.is_distributed:
             self.alg.broadcast_parameters()
         self._session_start = time.time()
         self._open_writer()
         return obs
+
+    def compile_networks(self) -> None:
+        """``torch.compile`` the actor's and critic's MLPs for training
+        (``agent.policy.compile``). Each input shape gets its own kernels (the rollout's
+        env count, the update's mini-batch), compiled on first use; the modules keep their
+        parameters and state-dict keys, so checkpoints do not change."""
+        if self._compiled:
+            return
+        for model in (self.alg.actor, self.alg.critic):
+            model.mlp.compile(dynamic=False)
+        self._compiled = True
 
     def _stop_together(self, stop: StopRequest) -> bool:
         """In a distributed run, whether any rank was asked to stop: ranks stop together,

@@ -14,6 +14,7 @@ from robolearn.config import save_config, save_yaml
 from robolearn.errors import RobolearnError
 from robolearn.rl import distributed
 from robolearn.rl.checkpoint import load_checkpoint
+from robolearn.rl.config import compile_problem
 from robolearn.rl.distributed import SINGLE
 from robolearn.rl.runner import Runner, StopRequest
 from robolearn.rl.runs import (
@@ -225,6 +226,8 @@ def _train_in(
         "num_envs": env.num_envs,
         "world_size": info.world_size,
     }
+    if setup.agent_cfg.policy.compile and (problem := compile_problem(str(env.device))):
+        raise RobolearnError(problem)
     agent = setup.agent_cfg.to_rsl_rl(str(env.device))
     meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
     run_dir = folder.path
