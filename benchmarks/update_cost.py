@@ -44,6 +44,7 @@ SETTINGS = {
     "symmetry augmentation + bf16, 3 epochs": SYM + BF16 + [f"{ALG}.num_learning_epochs=3"],
     "symmetry augmentation + bf16, 2 mini-batches": SYM + BF16 + [f"{ALG}.num_mini_batches=2"],
     "symmetry augmentation + bf16, MLPs compiled": SYM + BF16 + COMPILED,
+    "symmetry augmentation + bf16, ReLU": SYM + BF16 + ["agent.policy.activation=relu"],
 }
 
 
