@@ -5,7 +5,7 @@ locomotion) for our quadruped, with what differs for it: forward commands up to 
 that a curriculum widens to 1 m/s, feet air time, torque, joint-limit and calf-contact
 penalties, and an end to episodes where the trunk tilts past 1 rad. Trained as the humanoid
 is (every sample and its left-right mirror image, the update in bf16 where the hardware has
-it), over 512 envs: on 2 CPU cores the walking thresholds in 2-3 minutes.
+it), over 512 envs: on 2 CPU cores it meets the walking thresholds in 2-3 minutes.
 """
 
 from __future__ import annotations
