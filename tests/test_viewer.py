@@ -410,12 +410,17 @@ def test_web_viewer_answers_bad_controls_with_400_and_keeps_running(tmp_path):
         before = state(url)
         assert before["speed"] == 1.0 and before["env"] == 0 and not before["paused"]
         wait_for_state(url, lambda s: s["steps"] > before["steps"], "steps after bad commands")
-        # good commands still work, the speeds the page offers and any speed in range
-        assert control(url, {"action": "speed", "value": 0.3}, token) == (200, {"ok": True})
-        assert control(url, {"action": "env", "value": 1}, token) == (200, {"ok": True})
-        assert control(url, {"action": "camera", "value": False}, token)[0] == 200
-        after = wait_for_state(url, lambda s: s["env"] == 1, "env 1")
-        assert after["speed"] == 0.3 and after["follow_camera"] is False
+        # good commands still work, the speeds the page offers and any speed in range; each
+        # gets its number (the refused ones got none), and a state that has applied that
+        # many shows its effect (the page ignores older states, which would undo a click)
+        ok = 200, {"ok": True, "command": 1}
+        assert control(url, {"action": "speed", "value": 0.3}, token) == ok
+        ok = 200, {"ok": True, "command": 2}
+        assert control(url, {"action": "env", "value": 1}, token) == ok
+        ok = 200, {"ok": True, "command": 3}
+        assert control(url, {"action": "camera", "value": False}, token) == ok
+        after = wait_for_state(url, lambda s: s["commands_applied"] >= 3, "3 commands applied")
+        assert after["env"] == 1 and after["speed"] == 0.3 and after["follow_camera"] is False
         assert control(url, {"action": "speed", "value": 4}, token)[0] == 200
         wait_for_state(url, lambda s: s["speed"] == 4.0, "speed x4")
         assert viewer.proc.poll() is None
@@ -488,7 +493,8 @@ def test_web_viewer_refuses_other_sites_foreign_hosts_and_missing_tokens(
         assert results[1:] == ["refused", "refused", "could not read the page"], results
         # commands run in order: once a later legitimate one shows, any earlier would have
         token = page_token(url)
-        assert control(url, {"action": "speed", "value": 2.0}, token) == (200, {"ok": True})
+        status, answer = control(url, {"action": "speed", "value": 2.0}, token)
+        assert status == 200 and answer["ok"] is True, answer
         seen = wait_for_state(url, lambda s: s["speed"] == 2.0, "the legitimate command")
         assert not seen["paused"], "another site paused the viewer"
 
@@ -1217,6 +1223,41 @@ def test_web_viewer_3d_mode_shows_more_robots_when_more_envs_are_shown(browser):
         stats = page.evaluate("robolearn3d.stats")
         assert stats["drawCalls"] < 16, (calls_one, stats)
         assert stats["lastPoseBytes"] == 32 + 16 * 4 + 16 * 23 * 7 * 4, stats
+    finally:
+        stop()
+
+
+def test_a_control_the_user_sets_stays_set_while_older_state_is_in_flight(browser):
+    """The page polls /state.json and shows its values in the controls. An answer asked for
+    before a click (here every answer is held back 400 ms, a slow network) must not put
+    the old value back: the checkbox once clicked never flicks back to checked."""
+    viewer, stop = humanoids_in_thread(1)
+    url = viewer.url
+    try:
+        page = new_page(browser)
+        page.add_init_script(
+            "const plainFetch = window.fetch; window.stateAnswers = 0;"
+            "window.fetch = async (what, opts) => {"
+            "  const answer = await plainFetch(what, opts);"
+            "  if (!String(what).includes('state.json')) return answer;"
+            "  await new Promise((r) => setTimeout(r, 400));"
+            "  window.stateAnswers++;"
+            "  return answer; };"
+        )
+        page.goto(url + "?mode=rendered")
+        page.wait_for_function("document.getElementById('steps').textContent !== '0'")
+        assert page.is_checked("#follow")
+        page.uncheck("#follow")
+        page.evaluate(
+            "window.flicks = 0;"
+            "setInterval(() => { if (document.getElementById('follow').checked) flicks++; }, 5)"
+        )
+        wait_for_state(url, lambda s: not s["follow_camera"], "follow camera off")
+        # answers to polls asked for after the viewer took the click (each is 400 ms late)
+        taken = page.evaluate("stateAnswers")
+        page.wait_for_function(f"stateAnswers >= {taken + 4}")
+        assert page.evaluate("flicks") == 0
+        assert not page.is_checked("#follow")
     finally:
         stop()
 

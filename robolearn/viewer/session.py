@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import queue
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -259,6 +260,11 @@ class ViewerSession:
         self._debt = 0.0
         self._last_tick = time.monotonic()
         self._commands: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._submitting = threading.Lock()
+        self.commands_submitted = 0
+        """Commands queued by :meth:`submit`; each one's number is the count after it."""
+        self.commands_applied = 0
+        """Commands the loop has taken off the queue (applied, or ignored as failing)."""
         self.changed = True
         # the speed reached: env steps taken while running, over a sliding window that
         # starts afresh when the requested speed or the pause changes
@@ -270,11 +276,17 @@ class ViewerSession:
 
     # ---- commands (any thread) ---------------------------------------------------------
 
-    def submit(self, command: Any) -> None:
+    def submit(self, command: Any) -> int:
         """Check and queue a command: {"action": pause|resume|toggle|step|reset|reset_all|
         speed|env|camera|contacts, "value": ...}; raises :class:`InvalidCommandError` (and queues
-        nothing) for one that :func:`validate_command` refuses."""
-        self._commands.put(validate_command(command, self.env.num_envs))
+        nothing) for one that :func:`validate_command` refuses. Returns the command's number:
+        a :meth:`status` whose ``commands_applied`` has reached it shows its effect (a page
+        that sets a control ignores older snapshots, which would set the old value back)."""
+        cmd = validate_command(command, self.env.num_envs)
+        with self._submitting:  # numbers in queue order
+            self.commands_submitted += 1
+            self._commands.put(cmd)
+            return self.commands_submitted
 
     def _apply(self, cmd: Any) -> None:
         # checked again here: the queue is reachable without submit, and a bad value must
@@ -332,6 +344,7 @@ class ViewerSession:
                 self._apply(cmd)
             except Exception as exc:  # a command must never end the viewer: log and go on
                 self.log(f"robolearn viewer: ignored command {_short(cmd, 100)}: {_one_line(exc)}")
+            self.commands_applied += 1
         self.actions.poll()
         now = time.monotonic()
         elapsed, self._last_tick = now - self._last_tick, now
@@ -419,6 +432,7 @@ class ViewerSession:
             "episode_time_s": round(int(env.episode_length_buf[i]) * env.step_dt, 2),
             "follow_camera": self.follow_camera,
             "contacts": self.show_contacts,
+            "commands_applied": self.commands_applied,
             "rewards": dict(zip(rm.term_names, per_second, strict=True)),
             "reward_total": float(sum(per_second)),
             "last_termination": env.termination_manager.last_reason(i),

@@ -153,6 +153,8 @@ class WebViewer:
         # a new secret each launch: a page from an earlier viewer, or any other page, lacks it
         self.token = secrets.token_urlsafe(32)
         self.page = PAGE.replace(_TOKEN_SLOT, self.token).encode()
+        # tells a page's snapshots of this launch from an earlier one's (not a secret)
+        self.launch = secrets.token_hex(4)
         env = session.env
         self.renderer = EnvRenderer(env.engine, width, height, track_body=track_body_of(env))
         self._free_camera = self.renderer.camera.type
@@ -245,6 +247,7 @@ class WebViewer:
             jpeg = encode_jpeg(rgb)
         state = s.status()
         state["frames"] = self.frames + 1
+        state["launch"] = self.launch
         with self._lock:
             if jpeg is not None:
                 self._jpeg = jpeg
@@ -409,8 +412,8 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def _answer(self, status: HTTPStatus, error: str | None = None) -> None:
-            body = {"ok": True} if error is None else {"ok": False, "error": error}
+        def _answer(self, status: HTTPStatus, error: str | None = None, **fields: Any) -> None:
+            body = {"ok": True, **fields} if error is None else {"ok": False, "error": error}
             if error is not None:
                 self.close_connection = True  # the body may be unread: start afresh
             self._send(status, json.dumps(body).encode(), "application/json")
@@ -558,13 +561,13 @@ def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
                 self._check_origin()
                 self._check_token()
                 command = self._read_command()
-                viewer.session.submit(command)  # validates; raises InvalidCommandError
+                number = viewer.session.submit(command)  # raises InvalidCommandError
             except _RefusedError as exc:
                 self._answer(exc.status, str(exc))
             except InvalidCommandError as exc:
                 self._answer(HTTPStatus.BAD_REQUEST, str(exc))
             else:
-                self._answer(HTTPStatus.OK)
+                self._answer(HTTPStatus.OK, command=number)
 
         def _check_token(self) -> None:
             sent = self.headers.get(TOKEN_HEADER, "")
