@@ -261,8 +261,7 @@ class ViewerSession:
         self._last_tick = time.monotonic()
         self._commands: queue.Queue[dict[str, Any]] = queue.Queue()
         self._submitting = threading.Lock()
-        self.commands_submitted = 0
-        """Commands queued by :meth:`submit`; each one's number is the count after it."""
+        self._submitted = 0  # commands queued by submit: each one's number is the count after it
         self.commands_applied = 0
         """Commands the loop has taken off the queue (applied, or ignored as failing)."""
         self.changed = True
@@ -284,9 +283,9 @@ class ViewerSession:
         that sets a control ignores older snapshots, which would set the old value back)."""
         cmd = validate_command(command, self.env.num_envs)
         with self._submitting:  # numbers in queue order
-            self.commands_submitted += 1
+            self._submitted += 1
             self._commands.put(cmd)
-            return self.commands_submitted
+            return self._submitted
 
     def _apply(self, cmd: Any) -> None:
         # checked again here: the queue is reachable without submit, and a bad value must
