@@ -13,8 +13,9 @@ PYTHON=${PYTHON:-python3}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 
 # Debian packages: Mesa's EGL and OSMesa for headless rendering (videos, viewer frames);
-# Chromium and Xvfb, which the tests of the web and native viewers drive.
-debs=(libegl1 libgl1 libgl1-mesa-dri libosmesa6 chromium xvfb)
+# Chromium and Xvfb, which the tests of the web and native viewers drive; a C++ compiler and
+# Python's headers, with which torch.compile builds its CPU kernels (agent.policy.compile).
+debs=(libegl1 libgl1 libgl1-mesa-dri libosmesa6 chromium xvfb g++ python3-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
