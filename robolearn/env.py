@@ -128,6 +128,12 @@ class ManagerBasedRLEnv:
         0-d tensor on the env's device: the step does not wait to read it)."""
         self.diverged = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         """(N,) bool: envs whose physics went non-finite in the latest step."""
+        self.divergences = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        """(N,) how often each env's physics diverged since the env was built."""
+        self.first_step_endings = torch.zeros((), dtype=torch.long, device=self.device)
+        """Episodes that failed or diverged on their first step since the env was built:
+        what tells the training health check that every episode ends at once (0-d, on the
+        env's device)."""
         self.record_final_obs = False
         """Put each step's pre-reset observations in ``extras["final_obs"]`` (costs one more
         observation pass per step; the gymnasium adapter turns it on)."""
@@ -190,6 +196,7 @@ class ManagerBasedRLEnv:
         self.common_step_counter += 1
         diverged = self.engine.diverged()
         self.diverged = diverged
+        self.divergences += diverged
 
         # A diverged env's terms read garbage (NaN, or MuJoCo's reset to qpos0 mid-step):
         # no termination term fires for it (it counts as nonfinite alone) and its step earns
@@ -241,6 +248,8 @@ class ManagerBasedRLEnv:
                     return
         num_diverged = diverged.sum()
         self.nonfinite_resets = self.nonfinite_resets + num_diverged
+        at_once = self.reset_terminated & (self.episode_length_buf == 1)
+        self.first_step_endings = self.first_step_endings + at_once.sum()
         log = self._reset_idx(finished, keep=finished & ~diverged)
         log["Episode_Termination/nonfinite"] = num_diverged
         self._log_keys = list(log)

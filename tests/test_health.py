@@ -16,6 +16,7 @@ from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import (
+    EventTermCfg,
     ObservationTermCfg,
     RewardTermCfg,
 )
@@ -59,7 +60,10 @@ def test_training_stops_when_most_envs_diverge_for_several_iterations(tmp_path):
     env.engine.model_field("actuator_biasprm")[1:, 0, 0] = 1e12  # 3 of 4 envs diverge
     lines: list[str] = []
     runner = _runner(env, run_dir=tmp_path)
-    with pytest.raises(RobolearnError, match=r"in each of iterations 1-3 \(75% in the last\)"):
+    with pytest.raises(
+        RobolearnError,
+        match=r"in each of iterations 1-3 \(75% of env steps, 75% of envs in the last\)",
+    ):
         runner.learn(10, log=lines.append, init_at_random_ep_len=False)
     assert runner.iterations == 2  # stopped before the update of the third
     assert sum("WARNING: the physics diverged" in line for line in lines) == 2
@@ -87,10 +91,77 @@ def test_a_diverging_task_exits_2_with_one_error_line_through_the_cli(tmp_path):
     err = [line for line in out.stderr.splitlines() if line.strip()]
     assert err[-1].startswith("robolearn: error: training stopped: the physics diverged"), err
     assert "Traceback" not in out.stderr
+    # warnings go to stderr, apart from the progress lines
+    warnings = [line for line in err if line.startswith("WARNING: the physics diverged")]
+    assert "100.0% of env steps in iteration 1" in warnings[0], err
+    assert "WARNING" not in out.stdout
     # MuJoCo's warnings, rate-limited: the first, and one summary with the count
-    assert len(err) <= 3, err
-    assert "WARNING: the physics diverged in 100.0% of env steps in iteration 1" in out.stdout
+    assert len([line for line in err if line.startswith("MuJoCo")]) <= 2, err
     assert "it 3/" not in out.stdout  # no update on garbage after the third iteration
+
+
+def _kick(env, env_mask: torch.Tensor, speed: float) -> None:
+    """An interval event: the slider of every env in ``env_mask`` gets ``speed``."""
+    env.engine.qvel[env_mask] = speed
+
+
+def test_envs_that_all_blow_up_now_and_then_stop_training(tmp_path):
+    """Every env goes past sim.max_speed once in 4 steps: 25% of env steps diverge, under
+    the 50% of the step rule, but every env in every iteration does: a blown-up run, which
+    before trained to the end."""
+    cfg = slider_task_cfg("biased_slider.xml", 4)
+    step_dt = 0.01 * cfg.decimation
+    cfg.events["kick"] = EventTermCfg(
+        func=_kick,
+        mode="interval",
+        interval_range_s=(3.5 * step_dt, 3.5 * step_dt),  # fires in every 4th step
+        params={"speed": 2e4},  # m/s, beyond the default sim.max_speed of 1e4
+    )
+    runner = _runner(ManagerBasedRLEnv(cfg), run_dir=tmp_path)
+    with pytest.raises(RobolearnError, match=r"25% of env steps, 100% of envs in the last"):
+        runner.learn(10, log=lambda _line: None, init_at_random_ep_len=False)
+    assert runner.iterations == 2
+
+
+def test_a_speed_beyond_max_speed_counts_as_diverged():
+    """The speed bound, on the cpu engine: 2e4 m/s diverges (reset, counted), 5e3 does not;
+    with max_speed=inf only MuJoCo's 1e10 bound is left."""
+    cfg = slider_task_cfg("biased_slider.xml", 3)
+    env = ManagerBasedRLEnv(cfg)
+    env.engine.qvel[:, 0] = torch.tensor([0.0, 5e3, 2e4], dtype=torch.float64)
+    env.step(torch.zeros(3, 1))
+    assert env.diverged.tolist() == [False, False, True]
+    assert env.engine.qvel[2].abs().max() < 1.0  # reset
+    cfg.sim.max_speed = math.inf
+    env = ManagerBasedRLEnv(cfg)
+    env.engine.qvel[:, 0] = 2e4
+    env.step(torch.zeros(3, 1))
+    assert not env.diverged.any()
+
+
+def test_a_reset_state_that_terminates_stops_training_naming_the_term(tmp_path):
+    """cartpole whose cart may only be in [2.5, 3] m, and starts near 0: every episode ends on
+    its first step. Before: 10 iterations of 1-step episodes, exit 0."""
+    out = robolearn(
+        "train",
+        "--task",
+        "cartpole_balance",
+        "--num_envs",
+        32,
+        "--max_iterations",
+        10,
+        "--log_root",
+        tmp_path,
+        "env.terminations.cart_out_of_bounds.params.bounds=[2.5,3.0]",
+    )
+    assert out.returncode == 2, (out.stdout[-2000:], out.stderr[-2000:])
+    err = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(err) == 1 and "Traceback" not in out.stderr, err
+    assert "episodes end on their first step" in err[0], err
+    assert "more than 50% of env steps began an episode that ended in them" in err[0], err
+    assert "cart_out_of_bounds 100%" in err[0], err
+    assert "it 3/" not in out.stdout
+    assert not (tmp_path / "cartpole_balance").exists()  # a run that saved nothing is removed
 
 
 def _nan_for_env_1_after_3_steps(env) -> torch.Tensor:

@@ -6,12 +6,18 @@
   all; on failure training stops with a :class:`RobolearnError` naming the observation
   group and term, or the reward term, that produced them.
   ``agent.check_for_nan=false`` turns this off.
-* **Divergence.** An env whose physics goes non-finite is reset by the env (see
-  :mod:`robolearn.env`); the share of env steps that diverged in an iteration is logged as
-  ``Health/diverged_share``. Past ``warn_share`` a warning is printed; when more than
-  ``stop_share`` diverge in ``stop_iterations`` consecutive iterations, the physics is
-  unstable and training stops with a :class:`RobolearnError` (exit status 2 from the CLI)
-  instead of training on resets.
+* **Divergence.** An env whose physics goes non-finite, or faster than any robot moves
+  (``sim.max_speed``), is reset by the env (see :mod:`robolearn.env`); the share of env
+  steps that diverged in an iteration is logged as ``Health/diverged_share``. Past
+  ``warn_share`` a warning is printed. The physics is blown up, and training stops with a
+  :class:`RobolearnError` (exit status 2 from the CLI) instead of training on resets, when
+  in each of ``stop_iterations`` consecutive iterations more than ``stop_share`` of the env
+  steps diverged, or nearly every env (``stop_env_share``) diverged at least once.
+* **Episodes that end at once.** When in each of ``stop_iterations`` consecutive
+  iterations more than ``stop_share`` of the env steps began an episode that ended in them
+  (failed or diverged; time-outs do not count), nothing is learnt either: the reset state
+  meets a termination, or the physics blows up on the first step. Training stops, naming
+  the terminations that ended the latest episodes.
 
 The runner calls :meth:`TrainingHealth.after_rollout` once per iteration and merges the dict
 it returns into its scalars.
@@ -20,7 +26,7 @@ it returns into its scalars.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -33,8 +39,23 @@ WARN_SHARE = 0.01
 STOP_SHARE = 0.5
 #: Consecutive iterations above STOP_SHARE after which training stops.
 STOP_ITERATIONS = 3
+#: Share of envs diverged at least once in an iteration that counts towards stopping: at
+#: 24 steps an iteration, 10% of env steps diverged.
+STOP_ENV_SHARE = 0.9
 
 _ADVICE = "check sim.physics_dt, sim.gravity, the actuators' gains and limits, and the action scale"
+
+
+class _Shares(NamedTuple):
+    """One iteration's health, as shares."""
+
+    steps: float
+    """Of the env steps, those in which an env diverged."""
+    envs: float
+    """Of the envs, those that diverged at least once."""
+    at_once: float
+    """Of the env steps, those that began an episode which failed or diverged in them: 1
+    when every episode ends on its first step."""
 
 
 def _unwrap(env: Any) -> Any | None:
@@ -55,7 +76,8 @@ class TrainingHealth:
             ``env``); without one, only the rollout's finiteness is checked.
         log: where warnings go (the runner's progress printer).
         check_nonfinite: check the rollout's observations and rewards.
-        warn_share, stop_share, stop_iterations: the divergence thresholds.
+        warn_share, stop_share, stop_env_share, stop_iterations: the thresholds (module
+            docstring).
         any_rank: in a distributed run, ``Monitor.any_true``: a problem on one rank stops
             every rank in the same iteration instead of leaving the others waiting.
     """
@@ -69,16 +91,20 @@ class TrainingHealth:
         stop_share: float = STOP_SHARE,
         stop_iterations: int = STOP_ITERATIONS,
         any_rank: Callable[[bool], bool] | None = None,
+        stop_env_share: float = STOP_ENV_SHARE,
     ) -> None:
         self.env = _unwrap(env)
         self.log = log
         self.check_nonfinite = check_nonfinite
         self.warn_share = warn_share
         self.stop_share = stop_share
+        self.stop_env_share = stop_env_share
         self.stop_iterations = stop_iterations
         self.any_rank = any_rank
         self.unstable_streak = 0
-        """Consecutive iterations in which more than ``stop_share`` of env steps diverged."""
+        """Consecutive iterations in which the physics was blown up (module docstring)."""
+        self.at_once_streak = 0
+        """Consecutive iterations in which most episodes ended on their first step."""
         self._warning = False
         self._overflow_warned = False
         self._mark()
@@ -87,6 +113,8 @@ class TrainingHealth:
         env = self.env
         if env is not None:
             self._resets, self._steps = env.nonfinite_resets, env.common_step_counter
+            self._divergences = env.divergences.clone()
+            self._first_step_endings = env.first_step_endings
 
     # ---- the per-iteration check --------------------------------------------------------
 
@@ -106,11 +134,13 @@ class TrainingHealth:
                 ``stop_share`` of env steps for ``stop_iterations`` iterations in a row.
         """
         problem = self._nonfinite_problem(storage, iteration, last_obs)
-        share = self._diverged_share()
+        shares = self._diverged_shares()
         overflow = None if self.env is None else self.env.engine.overflow_report()
         warned = False
-        if problem is None and share is not None:
-            problem, warned = self._divergence_problem(share, iteration, overflow)
+        if problem is None and shares is not None:
+            problem, warned = self._divergence_problem(shares, iteration, overflow)
+        if problem is None and shares is not None:
+            problem = self._at_once_problem(shares.at_once, iteration)
         if overflow is not None and not warned and not self._overflow_warned:
             self.log(f"WARNING: iteration {iteration}: {overflow}")
         self._overflow_warned = overflow is not None
@@ -121,38 +151,49 @@ class TrainingHealth:
         messages.flush(force=problem is not None)
         if problem is not None:
             raise RobolearnError(problem)
-        return {} if share is None else {"Health/diverged_share": share}
+        return {} if shares is None else {"Health/diverged_share": shares.steps}
 
     # ---- divergence ---------------------------------------------------------------------
 
-    def _diverged_share(self) -> float | None:
-        """Share of the env steps since the last call in which an env diverged."""
+    def _diverged_shares(self) -> _Shares | None:
+        """What diverged and ended at once since the last call, or None (no env, no step)."""
         env = self.env
         if env is None:
             return None
         steps = env.common_step_counter - self._steps
-        # the env counts on the device; read here, once per iteration
-        diverged = int(env.nonfinite_resets - self._resets)
+        # the env counts on the device; read here, once per iteration, in one transfer
+        counts = torch.stack(
+            [
+                env.nonfinite_resets - self._resets,
+                (env.divergences != self._divergences).sum(),
+                env.first_step_endings - self._first_step_endings,
+            ]
+        ).tolist()
         self._mark()
         if steps <= 0:
             return None
-        return diverged / (steps * env.num_envs)
+        diverged, envs, first = counts
+        env_steps = steps * env.num_envs
+        return _Shares(diverged / env_steps, envs / env.num_envs, first / env_steps)
 
     def _divergence_problem(
-        self, share: float, iteration: int, overflow: str | None
+        self, shares: _Shares, iteration: int, overflow: str | None
     ) -> tuple[str | None, bool]:
         """The error that stops training, if any, and whether a warning was printed.
 
         ``overflow`` is the engine's report of dropped contacts, the likelier cause then."""
         advice = overflow or _ADVICE
-        self.unstable_streak = self.unstable_streak + 1 if share > self.stop_share else 0
+        share = shares.steps
+        unstable = share > self.stop_share or shares.envs > self.stop_env_share
+        self.unstable_streak = self.unstable_streak + 1 if unstable else 0
         if self.unstable_streak >= self.stop_iterations:
             first = iteration - self.unstable_streak + 1
             return (
-                f"training stopped: the physics diverged (NaN, inf or values beyond 1e10) "
-                f"in more than {self.stop_share:.0%} of env steps in each of "
-                f"iterations {first}-{iteration} ({share:.0%} in the last); the policy cannot "
-                f"learn from resets: {advice}"
+                f"training stopped: the physics diverged (NaN, inf, values beyond 1e10 or "
+                f"speeds beyond sim.max_speed) in more than {self.stop_share:.0%} of env "
+                f"steps or {self.stop_env_share:.0%} of envs in each of iterations "
+                f"{first}-{iteration} ({share:.0%} of env steps, {shares.envs:.0%} of envs "
+                f"in the last); the policy cannot learn from resets: {advice}"
             ), False
         above = share > self.warn_share
         warn = above and (not self._warning or self.unstable_streak)
@@ -169,6 +210,31 @@ class TrainingHealth:
             )
         self._warning = above
         return None, warn
+
+    def _at_once_problem(self, share: float, iteration: int) -> str | None:
+        """The error when most episodes end on their first step, iteration after iteration."""
+        self.at_once_streak = self.at_once_streak + 1 if share > self.stop_share else 0
+        if self.at_once_streak < self.stop_iterations:
+            return None
+        first = iteration - self.at_once_streak + 1
+        return (
+            f"training stopped: episodes end on their first step: in each of iterations "
+            f"{first}-{iteration} more than {self.stop_share:.0%} of env steps began an "
+            f"episode that ended in them ({share:.0%} in the last; {self._ended_by()}); the "
+            "reset state meets a termination, or the physics blows up at once: check the "
+            f"terminations' thresholds and the reset events, and {_ADVICE}"
+        )
+
+    def _ended_by(self) -> str:
+        """'ended by: a 97%, b 3%': the terms that ended the envs' latest episodes."""
+        manager = self.env.termination_manager
+        shares = manager.last_episode_dones.float().mean(0).tolist()
+        parts = [
+            f"{name} {value:.0%}"
+            for value, name in sorted(zip(shares, manager.term_names, strict=True), reverse=True)
+            if value > 0
+        ]
+        return "latest episodes ended by: " + (", ".join(parts) if parts else "nothing recorded")
 
     # ---- non-finite rollouts ------------------------------------------------------------
 

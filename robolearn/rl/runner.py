@@ -216,15 +216,19 @@ class Runner(OnPolicyRunner):
         on_step: Callable[[int], None] | None = None,
         log: Callable[[str], None] = print,
         init_at_random_ep_len: bool = True,
+        warn: Callable[[str], None] | None = None,
     ) -> str:
         """Train until ``max_iterations`` iterations are done (in total, counting resumed
-        ones) or a stop is requested. Returns ``"done"`` or ``"stopped"``."""
+        ones) or a stop is requested. Returns ``"done"`` or ``"stopped"``.
+
+        ``log`` takes the progress lines, ``warn`` the health check's warnings (default:
+        ``log``; the CLI sends them to stderr)."""
         stop = StopRequest() if stop is None else stop
         obs = self._start(init_at_random_ep_len)
         start_it, wall_start = self.iterations, self._session_start
         health = TrainingHealth(
             self.env,
-            log=log,
+            log=log if warn is None else warn,
             check_nonfinite=self.cfg.get("check_for_nan", True),
             any_rank=self.monitor.any_true if self.monitor is not None else None,
         )

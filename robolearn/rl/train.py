@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import shutil
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,11 @@ def train(opts: TrainOptions, log=print) -> int:
 
 def _silent(*_args, **_kwargs) -> None:
     """Logging of ranks other than 0."""
+
+
+def _to_stderr(line: str) -> None:
+    """Warnings: on stderr, apart from the progress lines on stdout."""
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclasses.dataclass
@@ -358,7 +364,8 @@ def _learn(runner: Runner, max_iterations: int, recorder, monitor, log) -> str:
     stop = StopRequest()
     with stop_on_signals(stop):
         try:
-            outcome = runner.learn(max_iterations, stop=stop, on_step=recorder, log=log)
+            warn = _silent if log is _silent else _to_stderr
+            outcome = runner.learn(max_iterations, stop=stop, on_step=recorder, log=log, warn=warn)
         except RuntimeError as exc:
             if monitor is None or isinstance(exc, distributed.RankError):
                 raise

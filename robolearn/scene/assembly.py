@@ -11,6 +11,7 @@ from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import attach_entities
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
+from robolearn.sim.stability import check_timestep
 from robolearn.terrain import TerrainGrid, add_terrain
 
 
@@ -49,7 +50,10 @@ def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None)
     model = compile_model(spec)
     if not cfg.entities:
         check_keyframe(spec, model, cfg.keyframe)
-    return make_engine(
+    # before the engine allocates anything: a timestep the gains cannot follow is refused
+    # up front, not found out as a blow-up in training
+    check_timestep(model, model.key(cfg.keyframe).qpos if cfg.keyframe else None)
+    engine = make_engine(
         model,
         cfg.num_envs,
         sim.engine,
@@ -58,6 +62,8 @@ def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None)
         nconmax=sim.nconmax,
         njmax=sim.njmax,
     )
+    engine.max_speed = float(sim.max_speed)
+    return engine
 
 
 def apply_sim_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
@@ -66,6 +72,10 @@ def apply_sim_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
         if sim.physics_dt <= 0:
             raise RobolearnError(f"sim.physics_dt must be > 0, got {sim.physics_dt}")
         spec.option.timestep = sim.physics_dt
+    if not sim.max_speed > 0:  # NaN fails too
+        raise RobolearnError(
+            f"sim.max_speed must be > 0 (m/s, rad/s; inf for none), got {sim.max_speed}"
+        )
     if sim.gravity is not None:
         gravity = [float(g) for g in sim.gravity]
         if len(gravity) != 3:

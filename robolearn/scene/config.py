@@ -24,6 +24,11 @@ class SimCfg:
     """Threads of the cpu engine; None for every core this process may use."""
     per_env_fields: tuple[str, ...] = DEFAULT_PER_ENV_FIELDS
     """Model fields with one value per env (domain randomization writes these)."""
+    max_speed: float = 1e4
+    """Speed in m/s or rad/s (any entry of qvel) beyond which an env's physics counts as
+    diverged: the env is reset and counted as ``nonfinite``, as for NaN. No robot moves at
+    10 km/s or 95,000 rpm, but a simulation blowing up does, long before MuJoCo's own bound
+    (1e10) and with rewards of 1e20 meanwhile; ``inf`` keeps MuJoCo's bound alone."""
     nconmax: int | None = None
     """Contacts allocated per env on the Warp engines; None for MuJoCo Warp's estimate."""
     njmax: int | None = None

@@ -139,6 +139,10 @@ class Engine(abc.ABC):
             self._check_per_env_field(field)
         self._model_fields: dict[str, torch.Tensor] = {}
         self._root_of_body = torch.as_tensor(model.body_rootid, dtype=torch.long, device=device)
+        self.max_speed: float = MAX_STATE_VALUE
+        """Speed (any qvel entry, m/s or rad/s) beyond which :meth:`diverged` reports an
+        env; MuJoCo's own bound by default. A scene sets its ``sim.max_speed``, far
+        lower: a blown-up simulation passes any physical speed long before 1e10."""
         self.timer: EngineTimer | None = None
         """When set, the engine adds the seconds each of its calls takes to it (see
         :meth:`timed`); None measures nothing."""
@@ -395,7 +399,8 @@ class Engine(abc.ABC):
     def diverged(self) -> torch.Tensor:
         """(N,) bool: envs whose physics went wrong since the last call.
 
-        Always: envs whose state diverged (NaN, inf or beyond MuJoCo's bound). On the cpu
+        Always: envs whose state diverged (NaN, inf or beyond MuJoCo's bound, or a speed
+        beyond :attr:`max_speed`). On the cpu
         engine MuJoCo itself resets a diverged simulation inside the step and warns; those
         envs are reported here too, by the next call (and again by the call after each
         later step in which they diverge again). On the Warp engines also: envs whose
@@ -417,7 +422,7 @@ class Engine(abc.ABC):
         """:meth:`diverged`: by default, a scan of qpos and qvel."""
         # A comparison with NaN is False, so one test catches NaN, inf and huge values.
         qpos_ok = (self.qpos.abs() < MAX_STATE_VALUE).all(-1)
-        return ~(qpos_ok & (self.qvel.abs() < MAX_STATE_VALUE).all(-1))
+        return ~(qpos_ok & (self.qvel.abs() < min(self.max_speed, MAX_STATE_VALUE)).all(-1))
 
     # ---- helpers ----------------------------------------------------------------------
 
