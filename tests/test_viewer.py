@@ -50,6 +50,23 @@ class ViewerProcess:
     def stderr(self) -> str:
         return self.err.read_text(errors="replace")
 
+    def wait_for_url(self) -> str:
+        """Wait until the viewer says where it serves; fail with its output if it exits."""
+        deadline = time.time() + START_S
+        while time.time() < deadline:
+            match = re.search(r"robolearn web viewer: (http://\S+)", self.out.read_text())
+            if match:
+                self.url = match.group(1)
+                return self.url
+            if self.proc.poll() is not None:
+                raise AssertionError(self.stderr())
+            time.sleep(0.2)
+        self.proc.kill()
+        self.proc.wait()
+        raise AssertionError(
+            f"the web viewer did not start in {START_S} s: {self.stderr()[-3000:]}"
+        )
+
     def stop(self) -> None:
         """Ctrl-C, as a user closes the viewer; fail with its output if it does not end."""
         if self.proc.poll() is None:
@@ -69,7 +86,9 @@ def _ctrl_c_reaches_it() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_web_viewer(log_dir: Path, *args: str) -> ViewerProcess:
+def start_web_viewer(log_dir: Path, *args: str, wait: bool = True) -> ViewerProcess:
+    """``robolearn view --port 0 ARGS``; with ``wait``, once it serves (else ``url`` is
+    empty until :meth:`ViewerProcess.wait_for_url`)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     n = len(list(log_dir.glob("viewer*.out")))
     out, err = log_dir / f"viewer{n}.out", log_dir / f"viewer{n}.err"
@@ -83,17 +102,10 @@ def start_web_viewer(log_dir: Path, *args: str) -> ViewerProcess:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
             preexec_fn=_ctrl_c_reaches_it,
         )
-    deadline = time.time() + START_S
-    while time.time() < deadline:
-        match = re.search(r"robolearn web viewer: (http://\S+)", out.read_text())
-        if match:
-            return ViewerProcess(proc, match.group(1), out, err)
-        if proc.poll() is not None:
-            raise AssertionError(err.read_text())
-        time.sleep(0.2)
-    proc.kill()
-    proc.wait()
-    raise AssertionError(f"the web viewer did not start in {START_S} s: {err.read_text()[-3000:]}")
+    viewer = ViewerProcess(proc, "", out, err)
+    if wait:
+        viewer.wait_for_url()
+    return viewer
 
 
 def strict_json(text: str | bytes):
@@ -897,6 +909,154 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
         except subprocess.TimeoutExpired:
             train.kill()
             train.wait()
+
+
+def actions_sent(url: str) -> list[float]:
+    """Every action value in the watched env's history, as the plots get it."""
+    status, body = request(url, "GET", "/telemetry.json?since=-1")
+    assert status == 200, body
+    chart = next(c for c in strict_json(body)["charts"] if c["id"] == "actions")
+    return [v for series in chart["series"] for v in series["values"] if v is not None]
+
+
+@pytest.mark.timeout(1200)  # the deadlines below add up past the default 600 s under load
+def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoint(tmp_path):
+    from robolearn.rl.policy import pretrained_path
+
+    root = tmp_path / "logs"
+    # the viewer comes first, before the run exists, and says what it waits for
+    viewer = start_web_viewer(
+        tmp_path / "viewer",
+        "--task",
+        "cartpole_balance",
+        "--follow",
+        "live",
+        "--log_root",
+        str(root),
+        "--max_seconds",
+        "1200",
+        wait=False,
+    )
+    train, train_err = None, tmp_path / "train.err"
+    try:
+        deadline = time.time() + START_S
+        while "waiting for a run named 'live'" not in viewer.stderr():
+            assert viewer.proc.poll() is None, viewer.stderr()[-3000:]
+            assert time.time() < deadline, f"no waiting line in {START_S} s: {viewer.stderr()}"
+            time.sleep(0.2)
+        with (tmp_path / "train.out").open("w") as out_file, train_err.open("w") as err_file:
+            train = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "robolearn",
+                    "train",
+                    "--task",
+                    "cartpole_balance",
+                    "--num_envs",
+                    "16",
+                    "--max_iterations",
+                    "40",  # its one checkpoint is the last (save_interval 50)
+                    "--log_root",
+                    str(root),
+                    "--run_name",
+                    "live",
+                ],
+                stdout=out_file,
+                stderr=err_file,
+                text=True,
+            )
+        # paused as soon as params/ is written: the viewer finds a run with its params and
+        # no checkpoint, however long it takes to build its envs
+        deadline = time.time() + START_S
+        while not list(root.glob("cartpole_balance/*_live/params/run.yaml")):
+            assert train.poll() is None, train_err.read_text()[-3000:]
+            assert time.time() < deadline, f"no params/run.yaml in {START_S} s"
+            time.sleep(0.02)
+        os.kill(train.pid, signal.SIGSTOP)
+        run = next(root.glob("cartpole_balance/*_live"))
+        assert not list(run.glob("model_*.pt")), "training saved before it was paused"
+        url = viewer.wait_for_url()
+        still = wait_for_state(url, lambda s: s["steps"] > 0, "the env did not step")
+        assert still["actions"] == "follow", still
+        assert still["checkpoint"] is None and still["iteration"] == 0, still
+        assert still["run"] == str(run), still
+        sent = actions_sent(url)
+        assert sent and all(v == 0 for v in sent), sent
+        os.kill(train.pid, signal.SIGCONT)
+        loaded = wait_for_state(
+            url,
+            lambda s: s["checkpoint"] is not None,
+            "the viewer did not load the first checkpoint",
+            timeout=2 * WAIT_S,
+        )
+        assert loaded["checkpoint"] == str(run / "model_40.pt") and loaded["iteration"] == 40
+        assert train.wait(timeout=WAIT_S) == 0, train_err.read_text()[-3000:]
+        deadline = time.time() + WAIT_S
+        while not any(v != 0 for v in actions_sent(url)):
+            assert time.time() < deadline, "the loaded policy sent no action"
+            time.sleep(0.2)
+        # a newer checkpoint that does not load (another task's, written as training writes
+        # them: a temp file renamed) is one line; the policy before it stays
+        tmp = run / ".model_50.pt.tmp"
+        shutil.copyfile(pretrained_path("humanoid_walk"), tmp)
+        tmp.rename(run / "model_50.pt")
+        deadline = time.time() + WAIT_S
+        while "model_50.pt did not load" not in viewer.stderr():
+            assert viewer.proc.poll() is None, viewer.stderr()[-3000:]
+            assert time.time() < deadline, f"no line on model_50.pt: {viewer.stderr()}"
+            time.sleep(0.2)
+        [line] = [ln for ln in viewer.stderr().splitlines() if "did not load" in ln]
+        assert "'humanoid_walk', not 'cartpole_balance'" in line, line
+        assert "still following model_40.pt" in line, line
+        kept = state(url)
+        assert kept["checkpoint"] == str(run / "model_40.pt") and kept["iteration"] == 40
+        assert "Traceback" not in viewer.stderr(), viewer.stderr()[-3000:]
+    finally:
+        viewer.stop()
+        if train is not None:
+            if train.poll() is None:
+                os.kill(train.pid, signal.SIGCONT)
+                train.send_signal(signal.SIGTERM)
+            try:
+                train.wait(timeout=STOP_S)
+            except subprocess.TimeoutExpired:
+                train.kill()
+                train.wait()
+
+
+def test_follow_says_what_it_waits_for_and_max_seconds_ends_the_wait(tmp_path):
+    from robolearn.errors import RobolearnError
+    from robolearn.viewer.launch import ViewOptions, wait_for_run
+
+    opts = ViewOptions(
+        task="cartpole_balance", follow="latest", log_root=str(tmp_path), max_seconds=0.3
+    )
+    said: list[str] = []
+    with pytest.raises(RobolearnError, match=r"gave up after --max_seconds 0.3: still waiting"):
+        wait_for_run(opts, "cartpole_balance", say=said.append)
+    assert len(said) == 1, said  # one line, however many times it looked
+    assert f"waiting for a run of 'cartpole_balance' to start in {tmp_path}" in said[0]
+    assert "robolearn train --task cartpole_balance" in said[0] and "Ctrl-C" in said[0]
+    # a run being set up: training creates its folder, then writes params/ once its envs
+    # are built; the viewer waits for that too
+    starting = tmp_path / "cartpole_balance" / "2030-01-01_00-00-00_live"
+    starting.mkdir(parents=True)
+    for follow in ("latest", "live", str(starting)):
+        said.clear()
+        with pytest.raises(RobolearnError, match=r"still waiting for .*run\.yaml"):
+            wait_for_run(dataclasses.replace(opts, follow=follow), "cartpole_balance", said.append)
+        assert len(said) == 1 and str(starting / "params" / "run.yaml") in said[0], said
+    said.clear()
+    with pytest.raises(RobolearnError, match="still waiting for a run named 'other'"):
+        wait_for_run(dataclasses.replace(opts, follow="other"), "cartpole_balance", said.append)
+    assert "--run_name other" in said[0], said
+    # a run of another task is an error, not a policy loaded into the wrong envs
+    from robolearn.rl.policy import pretrained_path
+
+    shutil.copyfile(pretrained_path("humanoid_walk"), starting / "model_10.pt")
+    with pytest.raises(RobolearnError, match="is a run of 'humanoid_walk', not 'cartpole_balance'"):
+        wait_for_run(opts, "cartpole_balance", said.append)
 
 
 # ---- the plots and the speed reached (an in-process viewer whose steps are slowed) -------

@@ -153,6 +153,32 @@ def list_runs(log_root: Path, experiment: str) -> list[Path]:
     )
 
 
+def find_run(
+    log_root: Path, experiment: str, load_run: str | None = None, starting: bool = False
+) -> Path | None:
+    """The newest run folder of ``experiment`` that ``load_run`` names (a folder name, a
+    regex or a run name; None: any), or None when there is none (yet).
+
+    With ``starting``, the folder of a run that is still starting counts too: training
+    creates its run folder, builds its envs, and only then writes params/ (a folder named
+    as :func:`create_run_dir` names them, without params/).
+    """
+    root = log_root / experiment
+    if not root.is_dir():
+        return None
+    runs = sorted(
+        (
+            p
+            for p in root.iterdir()
+            if p.is_dir() and ((p / "params").is_dir() or (starting and _RUN_RE.match(p.name)))
+        ),
+        key=_run_order,
+    )
+    if load_run:
+        runs = [r for r in runs if _matches(load_run, r.name) or _run_order(r)[2] == load_run]
+    return runs[-1] if runs else None
+
+
 def checkpoints(run_dir: Path) -> list[Path]:
     """Checkpoints of a run, by iteration."""
     found = [

@@ -6,6 +6,8 @@ import contextlib
 import dataclasses
 import ipaddress
 import os
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,10 +54,10 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
         raise RobolearnError(f"unknown action source {opts.actions!r}; valid: zero, random, policy")
     engine = resolve_device_engine(opts.device, opts.engine)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
-    source_path, trained = _policy_source(opts, experiment)
-    overrides = list(opts.overrides)
     if opts.follow is not None:
         _yield_to_training()
+    source_path, trained = _policy_source(opts, experiment)
+    overrides = list(opts.overrides)
     num_envs = opts.num_envs or (4 if opts.follow is not None else 16)
     if opts.follow is not None:
         # MuJoCo's worker threads would contend with the training run's for the cores (a
@@ -67,7 +69,7 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     env = ManagerBasedRLEnv(setup.env_cfg)
     source: ActionSource
     if opts.follow is not None:
-        source = FollowRun(env, source_path)
+        source = FollowRun(env, source_path, task=opts.task)
     elif source_path is not None:
         source = PolicyActions(env, source_path)
     else:
@@ -94,23 +96,93 @@ def _yield_to_training() -> None:
         os.nice(19)
 
 
+WAIT_POLL_S = 0.5
+"""How often ``--follow`` looks for the run it waits for (seconds)."""
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def _policy_source(opts: ViewOptions, experiment: str) -> tuple[Path | None, list[str]]:
     """(the run folder followed or the checkpoint played, or None; the overrides the policy
     was trained with, which the env replays before the user's)."""
     from robolearn.rl.checkpoint import load_checkpoint
     from robolearn.rl.policy import find_checkpoint
-    from robolearn.rl.runs import checkpoints, resolve_run
 
     if opts.follow is not None:
-        follow = None if opts.follow == "latest" else opts.follow
-        run = resolve_run(Path(opts.log_root), experiment, follow)
-        found = checkpoints(run)
-        trained = load_checkpoint(found[-1]).get("overrides", []) if found else []
-        return run, list(trained)
+        return wait_for_run(opts, experiment)
     if opts.actions == "policy" or opts.checkpoint:
         path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
         return path, list(load_checkpoint(path).get("overrides", []))
     return None, []
+
+
+def wait_for_run(
+    opts: ViewOptions, experiment: str, say: Callable[[str], None] = _say
+) -> tuple[Path, list[str]]:
+    """The run folder ``--follow`` names and the overrides its envs were trained with.
+
+    A viewer started beside ``robolearn train`` may come first, so this waits: for the run
+    folder (the latest run of ``experiment``, one whose name or folder name matches
+    ``opts.follow``, or the folder at that path), then, while the run has no checkpoint, for
+    its params/run.yaml, which training writes once its envs are built. Each thing waited
+    for is one line through ``say``; ``opts.max_seconds`` bounds the wait (a
+    RobolearnError), and Ctrl-C ends it (KeyboardInterrupt). The overrides come from the
+    newest checkpoint, else from params/run.yaml; a run of another task is a RobolearnError.
+    """
+    from robolearn.rl.checkpoint import load_checkpoint
+    from robolearn.rl.runs import checkpoints, find_run, read_run_params
+
+    log_root = Path(opts.log_root)
+    follow = None if opts.follow in (None, "latest") else opts.follow
+    as_path = follow is not None and ("/" in follow or os.sep in follow or Path(follow).is_dir())
+    deadline = None if opts.max_seconds is None else time.monotonic() + opts.max_seconds
+    said = None
+    while True:
+        if as_path:
+            run = Path(follow) if Path(follow).is_dir() else None
+            waiting = f"waiting for the run folder {follow} to appear"
+        else:
+            run = find_run(log_root, experiment, follow, starting=True)
+            what = f"a run named {follow!r}" if follow else "a run"
+            waiting = (
+                f"waiting for {what} of {experiment!r} to start in {log_root / experiment} "
+                f"(robolearn train --task {opts.task}"
+                + (f" --run_name {follow}" if follow else "")
+                + (f" --log_root {opts.log_root}" if opts.log_root != "logs" else "")
+                + ")"
+            )
+        if run is not None:
+            found = checkpoints(run)
+            if found:
+                data = load_checkpoint(found[-1])
+                _check_task(data.get("task"), opts.task, run)
+                return run, list(data.get("overrides", []))
+            if (run / "params" / "run.yaml").is_file():
+                params = read_run_params(run)
+                _check_task(params.task, opts.task, run)
+                return run, list(params.overrides)
+            waiting = (
+                f"waiting for {run / 'params' / 'run.yaml'} (the run is starting: training "
+                "writes it once its envs are built)"
+            )
+        if waiting != said:
+            say(f"robolearn view: {waiting}; Ctrl-C to stop")
+            said = waiting
+        if deadline is not None and time.monotonic() >= deadline:
+            raise RobolearnError(
+                f"gave up after --max_seconds {opts.max_seconds:g}: still {waiting}"
+            )
+        time.sleep(WAIT_POLL_S)
+
+
+def _check_task(trained: str | None, task: str, run: Path) -> None:
+    if trained is not None and trained != task:
+        raise RobolearnError(
+            f"{run} is a run of {trained!r}, not {task!r}; follow a run of {task!r}, or "
+            f"view --task {trained}"
+        )
 
 
 def _run_native(session: ViewerSession, opts: ViewOptions, log: Callable[[str], None]) -> int:

@@ -171,16 +171,20 @@ class RandomActions(ActionSource):
 
 
 class PolicyActions(ActionSource):
-    """A trained policy from a checkpoint."""
+    """A trained policy from a checkpoint; with ``task``, a checkpoint of another task is a
+    RobolearnError."""
 
     label = "policy"
 
-    def __init__(self, env, checkpoint: Path) -> None:
+    def __init__(self, env, checkpoint: Path, task: str | None = None) -> None:
         from robolearn.rl.checkpoint import load_checkpoint
         from robolearn.rl.policy import build_runner
 
         self.checkpoint = Path(checkpoint)
         data = load_checkpoint(self.checkpoint, map_location=env.device)
+        trained = data.get("task")
+        if task is not None and trained is not None and trained != task:
+            raise RobolearnError(f"{self.checkpoint} is a checkpoint of {trained!r}, not {task!r}")
         self.runner = build_runner(env, data)
         self.policy = self.runner.get_inference_policy(device=str(env.device))
         self.iteration = int(data.get("iterations", 0))
@@ -203,25 +207,60 @@ class PolicyActions(ActionSource):
         }
 
 
-class FollowRun(PolicyActions):
+class FollowRun(ActionSource):
     """The newest checkpoint of a training run, reloaded when training saves a newer one.
 
-    Training writes checkpoints atomically, so a file that appears is complete; this only
-    reads files and never talks to the training process, which runs undisturbed.
+    Until the run's first checkpoint the robots get zero actions (they stand still) and the
+    run folder is polled every ``poll_s`` seconds; the first checkpoint that appears is
+    loaded, and so is each newer one. Training writes checkpoints atomically, so a file that
+    appears is complete; one that still does not load (another task's, a policy that does
+    not fit these envs) is one line through ``log``, and the policy before it stays. This
+    only reads files and never talks to the training process, which runs undisturbed.
     """
 
     label = "follow"
 
-    def __init__(self, env, run_dir: Path, poll_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        env,
+        run_dir: Path,
+        poll_s: float = 2.0,
+        task: str | None = None,
+        log: Callable[[str], None] = _log_stderr,
+    ) -> None:
         from robolearn.rl.runs import checkpoints
 
-        self.run_dir, self.poll_s, self._last_poll = Path(run_dir), poll_s, 0.0
+        self.env, self.run_dir, self.poll_s = env, Path(run_dir), poll_s
+        self.task, self.log = task, log
         self._checkpoints = checkpoints
-        self.env = env
+        self._last_poll = time.monotonic()
+        self._skipped: Path | None = None  # the newest checkpoint, when it did not load
+        self._gone = False
+        self.policy: PolicyActions | None = None
+        """The loaded policy; None until the run's first checkpoint."""
         found = checkpoints(self.run_dir)
-        if not found:
-            raise RobolearnError(f"{run_dir} has no checkpoint yet; wait for the first save")
-        super().__init__(env, found[-1])
+        if found:  # one that does not load now is an error: there is no policy to keep
+            self.policy = PolicyActions(env, found[-1], task=task)
+        else:
+            self.log(
+                f"robolearn viewer: {self.run_dir} has no checkpoint yet: zero actions until "
+                f"training saves its first (looking every {poll_s:g} s)"
+            )
+
+    @property
+    def checkpoint(self) -> Path | None:
+        """The checkpoint the robots follow (None before the first)."""
+        return None if self.policy is None else self.policy.checkpoint
+
+    @property
+    def iteration(self) -> int:
+        """The iterations the followed policy was trained for (0 before the first)."""
+        return 0 if self.policy is None else self.policy.iteration
+
+    def __call__(self, env) -> torch.Tensor:
+        if self.policy is None:
+            return super().__call__(env)
+        return self.policy(env)
 
     def poll(self) -> None:
         now = time.monotonic()
@@ -229,12 +268,39 @@ class FollowRun(PolicyActions):
             return
         self._last_poll = now
         found = self._checkpoints(self.run_dir)
-        if found and found[-1] != self.checkpoint:
-            from robolearn.rl.checkpoint import load_checkpoint
+        if not found:
+            if not self._gone and not self.run_dir.is_dir():
+                self._gone = True
+                self.log(
+                    f"robolearn viewer: {self.run_dir} was removed (its training ended before "
+                    "the first save?); start the viewer again to follow another run"
+                )
+            return
+        newest = found[-1]
+        if newest in (self.checkpoint, self._skipped):
+            return
+        try:
+            policy = PolicyActions(self.env, newest, task=self.task)
+        except Exception as exc:  # a checkpoint must never end the viewer: log and go on
+            self._skipped = newest
+            kept = (
+                f"still following {self.checkpoint.name}"
+                if self.checkpoint is not None
+                else "still zero actions"
+            )
+            self.log(f"robolearn viewer: {newest} did not load: {_one_line(exc)}; {kept}")
+            return
+        if self.policy is None:
+            self.log(f"robolearn viewer: following {newest} (iteration {policy.iteration})")
+        self.policy = policy
 
-            data = load_checkpoint(found[-1], map_location=self.env.device)
-            self.runner.restore(data, training_state=False)
-            self.checkpoint, self.iteration = found[-1], int(data.get("iterations", 0))
+    def info(self) -> dict[str, Any]:
+        return {
+            "actions": self.label,
+            "run": str(self.run_dir),
+            "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
+            "iteration": self.iteration,
+        }
 
 
 class ViewerSession:
