@@ -10,6 +10,7 @@ a process killed while writing leaves it behind, and the pid tells a later proce
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import tempfile
@@ -45,6 +46,16 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The sha256 of the file at ``path``, in hex: what ``policy.json`` records of the files
+    exported with it, and what a reader compares."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def json_safe(value: Any) -> Any:

@@ -19,6 +19,7 @@ import dataclasses
 import datetime as _dt
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -247,14 +248,19 @@ def resolve_checkpoint(run_dir: Path, checkpoint: str | None) -> Path:
     return found[-1]
 
 
-def remove_stale_temp_files(run_dir: Path) -> list[Path]:
-    """Delete the temp files of checkpoint writes whose process is gone (killed mid-save);
-    a live process's temp file is left alone. Returns what was deleted."""
+def remove_stale_temp_files(folder: Path, pattern: re.Pattern[str] = _TEMP_RE) -> list[Path]:
+    """Delete the temp files and folders in ``folder`` whose writing process is gone (killed
+    mid-write); a live process's are left alone. ``pattern`` matches their names, its first
+    group the writer's pid: by default the temp files of checkpoint writes (``robolearn
+    export`` passes its own). Returns what was deleted."""
     removed = []
-    for path in run_dir.glob(".model_*.tmp"):
-        m = _TEMP_RE.match(path.name)
+    for path in folder.glob(".*.tmp"):
+        m = pattern.match(path.name)
         if m and not _alive(int(m.group(1))):
-            path.unlink(missing_ok=True)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
             removed.append(path)
     return removed
 
