@@ -1,5 +1,6 @@
 """robolearn.load_policy: checkpoints, TorchScript and ONNX as one callable, checked against
-robolearn's own inference; policy.json (schema 2) as robolearn export writes it."""
+robolearn's own inference; the shipped policy.json (schema 2) is what robolearn export
+writes but for schema 3's keys about the files (tests/test_export_unit.py)."""
 
 from __future__ import annotations
 
@@ -206,6 +207,9 @@ def test_the_shipped_descriptions_are_what_export_writes_today():
         env = make_env(task, num_envs=1, engine="cpu", play=True)
         fresh = json.loads(json.dumps(describe(env, ["policy"], task=task)))
         shipped = json.loads((folder / "policy.json").read_text())
+        # the shipped files are of schema 2; schema 3 adds only keys export_policy writes
+        # about the export's files (checkpoint, files), not about the vectors
+        assert (shipped.pop("schema_version"), fresh.pop("schema_version")) == (2, 3), task
         assert without_docs(shipped) == without_docs(fresh), task
     # what the humanoid's policy.json says, spelled out
     desc = json.loads((SHIPPED / "policy.json").read_text())

@@ -7,6 +7,13 @@ vectors hold, so a robot-side program can build them without robolearn: per obse
 term its function, params, joints and subtracted defaults, clip and scale; per action term
 its actuators, offset and scale; the control and physics periods; the command terms
 (docs/deploy.md; ``examples/deploy/run_onnx.py`` reads it with mujoco and numpy alone).
+
+The three files are one set, written as a unit (:func:`export_policy`): each export writes
+and checks them in a staging folder of its own inside the output folder, then renames them
+into place, ``policy.json`` last. ``policy.json`` records the sha256 of the two model files,
+so a reader (``load_policy``) tells the set it describes from a mixed one and refuses the
+latter. The output folder itself is never replaced: ``--output`` may name a folder that
+holds other files.
 """
 
 from __future__ import annotations
@@ -15,7 +22,11 @@ import copy
 import inspect
 import io
 import json
+import os
+import re
+import shutil
 import statistics
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -28,7 +39,8 @@ import torch
 from robolearn import mdp
 from robolearn.config import callable_name, to_dict
 from robolearn.errors import RobolearnError
-from robolearn.files import atomic_path, write_atomic
+from robolearn.files import sha256_of
+from robolearn.rl.runs import remove_stale_temp_files
 
 
 class _ExportPolicy(torch.nn.Module):
@@ -43,11 +55,24 @@ class _ExportPolicy(torch.nn.Module):
         return self.mlp(self.normalizer(obs))
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of ``policy.json``'s layout. Version 1 (no ``schema_version`` key) listed the
 observation terms with their sizes, the action terms and the control period; version 2 adds
-what a program without robolearn needs to rebuild the observation and apply the action.
-Keys are only ever added, so a reader of version 1 reads version 2."""
+what a program without robolearn needs to rebuild the observation and apply the action;
+version 3 adds ``checkpoint`` (the path and iteration of the checkpoint exported) and
+``files`` (per kind, ``onnx`` and ``torchscript``: the file's name and its sha256), by which
+a reader tells the set of files it was written with from a mixed one. Keys are only ever
+added, so a reader of an earlier version reads a later one."""
+
+FILES = {"onnx": "policy.onnx", "torchscript": "policy.pt"}
+"""The model files of an export, by the kind ``load_policy`` gives them."""
+
+DESCRIPTION = "policy.json"
+
+# What an export killed midway leaves in the output folder: its staging folder,
+# .export.<pid>.<random>.tmp, or (exports before the staging folder) the temp file of one of
+# the three files, .policy.onnx.<pid>.<random>.tmp. The pid says whether the writer lives.
+_TEMP_RE = re.compile(r"^\.(?:export|policy\.(?:onnx|pt|json))\.(\d+)\.[^.]+\.tmp$")
 
 # Observation terms that subtract a per-joint default, and the key of policy.json's term
 # entry that lists the subtracted values: a robot-side program must subtract the same.
@@ -58,7 +83,8 @@ def describe(
     env, obs_groups: list[str], task: str | None = None, overrides: list[str] | None = None
 ) -> dict[str, Any]:
     """What the exported policy's input and output vectors hold, and enough about each
-    part to compute it outside robolearn's managers (``policy.json``, schema 2).
+    part to compute it outside robolearn's managers (``policy.json`` but for the keys
+    :func:`export_policy` adds about the files, ``checkpoint`` and ``files``).
     ``overrides``: the ``env.`` overrides the policy was trained with (``robolearn play``
     rebuilds its task with them)."""
     om = env.observation_manager
@@ -217,9 +243,26 @@ def _doc(obj) -> str:
     return inspect.getdoc(obj) or ""
 
 
-def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[str, Any]:
-    """Write ``policy.onnx``, ``policy.pt`` and ``policy.json`` to ``out_dir``; check that
-    ONNX agrees with torch and time one-observation inference with onnxruntime."""
+def export_policy(
+    runner,
+    env,
+    out_dir: Path,
+    check_samples: int = 256,
+    checkpoint: Path | None = None,
+    iteration: int | None = None,
+) -> dict[str, Any]:
+    """Write ``policy.onnx``, ``policy.pt`` and ``policy.json`` to ``out_dir`` as one set;
+    check that ONNX and TorchScript agree with torch and time one-observation inference with
+    onnxruntime. ``checkpoint`` and ``iteration``: the checkpoint exported, for policy.json.
+
+    The files are written and checked in a staging folder inside ``out_dir`` (so that the
+    renames never cross a file system) and renamed into place only when all three are
+    complete, ``policy.json`` last: an export killed or failing before that leaves the set
+    that was there; one killed within the three renames leaves a set whose files disagree
+    with the sha256 its ``policy.json`` records, which ``load_policy`` refuses. Other files
+    in ``out_dir`` are left alone, and so are the staging folders of exports still running;
+    those of exports that died (and the temp files of older exports) are deleted first.
+    """
     model = runner.alg.get_policy()
     if (
         model.distribution is not None
@@ -228,32 +271,48 @@ def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[
         raise RobolearnError(f"cannot export a {type(model.distribution).__name__} policy")
     net, dim = _ExportPolicy(model), model.obs_dim
     out_dir.mkdir(parents=True, exist_ok=True)
-    scripted = _write_torchscript(net, out_dir / "policy.pt")
-    _write_onnx(net, dim, out_dir / "policy.onnx")
-    description = describe(
-        env,
-        list(model.obs_groups),
-        task=runner.meta.get("task"),
-        overrides=runner.meta.get("overrides"),
-    )
-    write_atomic(out_dir / "policy.json", json.dumps(description, indent=2).encode())
+    removed = remove_stale_temp_files(out_dir, _TEMP_RE)
+    stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=f".export.{os.getpid()}.", suffix=".tmp"))
+    try:
+        scripted = _write_torchscript(net, stage / FILES["torchscript"])
+        _write_onnx(net, dim, stage / FILES["onnx"])
+        description = describe(
+            env,
+            list(model.obs_groups),
+            task=runner.meta.get("task"),
+            overrides=runner.meta.get("overrides"),
+        )
+        description["checkpoint"] = {
+            "path": None if checkpoint is None else str(Path(checkpoint).resolve()),
+            "iteration": iteration,
+        }
+        description["files"] = {
+            kind: {"file": name, "sha256": sha256_of(stage / name)} for kind, name in FILES.items()
+        }
+        (stage / DESCRIPTION).write_bytes(json.dumps(description, indent=2).encode())
 
-    session = _onnx_session(out_dir / "policy.onnx")
-    gen = torch.Generator().manual_seed(0)
-    obs = 2.0 * torch.randn(check_samples, dim, generator=gen)
-    with torch.no_grad():
-        reference = net(obs).numpy()
-        scripted_out = scripted(obs).numpy()
-    onnx_out = session.run(None, {"obs": obs.numpy()})[0]
-    max_diff = float(np.abs(onnx_out - reference).max())
-    jit_diff = float(np.abs(scripted_out - reference).max())
-    if max_diff > 1e-4 or jit_diff > 1e-5:
-        raise RuntimeError(f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}")
+        session = _onnx_session(stage / FILES["onnx"])
+        gen = torch.Generator().manual_seed(0)
+        obs = 2.0 * torch.randn(check_samples, dim, generator=gen)
+        with torch.no_grad():
+            reference = net(obs).numpy()
+            scripted_out = scripted(obs).numpy()
+        onnx_out = session.run(None, {"obs": obs.numpy()})[0]
+        max_diff = float(np.abs(onnx_out - reference).max())
+        jit_diff = float(np.abs(scripted_out - reference).max())
+        if max_diff > 1e-4 or jit_diff > 1e-5:
+            raise RuntimeError(
+                f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}"
+            )
+        _publish(stage, out_dir)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     times = _latencies(session, obs[:1].numpy())
     return {
-        "onnx": str(out_dir / "policy.onnx"),
-        "torchscript": str(out_dir / "policy.pt"),
-        "description": str(out_dir / "policy.json"),
+        "onnx": str(out_dir / FILES["onnx"]),
+        "torchscript": str(out_dir / FILES["torchscript"]),
+        "description": str(out_dir / DESCRIPTION),
+        "removed_temp": [str(p) for p in removed],
         "obs_dim": dim,
         "action_dim": env.num_actions,
         "onnx_max_abs_diff": max_diff,
@@ -263,21 +322,37 @@ def export_policy(runner, env, out_dir: Path, check_samples: int = 256) -> dict[
     }
 
 
+def _publish(stage: Path, out_dir: Path) -> None:
+    """Rename the complete set in ``stage`` into ``out_dir``, the model files first and
+    ``policy.json`` last, each on disk (fsync) before any is renamed."""
+    names = [*FILES.values(), DESCRIPTION]
+    for name in names:
+        fd = os.open(stage / name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for name in names:
+        os.replace(stage / name, out_dir / name)
+
+
 def _write_torchscript(net: torch.nn.Module, path: Path):
+    """``net`` as TorchScript at ``path`` (in the staging folder); returns the module."""
     scripted = torch.jit.script(net)
     buffer = io.BytesIO()
     torch.jit.save(scripted, buffer)
-    write_atomic(path, buffer.getvalue())
+    path.write_bytes(buffer.getvalue())
     return scripted
 
 
 def _write_onnx(net: torch.nn.Module, dim: int, path: Path) -> None:
-    with atomic_path(path) as tmp, warnings.catch_warnings():
+    """``net`` as ONNX at ``path`` (in the staging folder), batch size free."""
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter announces its age
         torch.onnx.export(
             net,
             (torch.zeros(1, dim),),
-            str(tmp),
+            str(path),
             input_names=["obs"],
             output_names=["actions"],
             dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},

@@ -219,10 +219,14 @@ def export(
     _, runner, _ = load_for_env(env, path)
     experiment = setup.agent_cfg.experiment_name
     out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"
-    report: dict[str, Any] = export_policy(runner, env, out_dir)
+    report: dict[str, Any] = export_policy(
+        runner, env, out_dir, checkpoint=path, iteration=data.get("iterations")
+    )
     if as_json:
         print(json.dumps(report))
     else:
+        if report["removed_temp"]:
+            log(f"removed {len(report['removed_temp'])} leftover(s) of killed exports")
         log(f"exported {path} ({task}) to {out_dir}")
         log(f"  ONNX {report['onnx']} (max |onnx - torch| = {report['onnx_max_abs_diff']:.2e})")
         log(f"  TorchScript {report['torchscript']}")
