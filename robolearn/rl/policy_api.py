@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.files import sha256_of
 from robolearn.rl.checkpoint import load_checkpoint
 
 PRETRAINED_PREFIX = "pretrained:"
@@ -320,23 +321,56 @@ def _description(
     path: Path, kind: str, given: str | Path | dict[str, Any] | None
 ) -> dict[str, Any] | None:
     """The description to use: the one given, else the ``policy.json`` found beside the
-    file; None for a checkpoint without one, an error for an exported file without one."""
+    file; None for a checkpoint without one, an error for an exported file without one.
+    An exported file must be the one the description records (schema 3), and so must the
+    other files of its export beside the ``policy.json`` found."""
     if isinstance(given, dict):
+        _check_exported_set(given, path, kind, None)
         return given
     if given is not None:
-        return read_description(Path(given))
+        desc = read_description(Path(given))
+        _check_exported_set(desc, path, kind, None)
+        return desc
     candidates = [path.parent / "policy.json"]
     if kind == "checkpoint":
         candidates.append(path.parent / "exported" / "policy.json")
     found = next((c for c in candidates if c.is_file()), None)
     if found is not None:
-        return read_description(found)
+        desc = read_description(found)
+        _check_exported_set(desc, path, kind, found)
+        return desc
     if kind == "checkpoint":
         return None
     raise RobolearnError(
         f"{path}: policy.json is missing beside it; an exported policy needs the description "
         "robolearn export wrote with it (or pass description=)"
     )
+
+
+def _check_exported_set(desc: dict[str, Any], path: Path, kind: str, beside: Path | None) -> None:
+    """RobolearnError unless the exported file at ``path``, and the other files of the
+    export found beside the ``policy.json`` at ``beside``, have the sha256 the description
+    records (its ``files``, since schema 3): an export killed while renaming its files into
+    place, or a file copied in from another export, leaves a set whose files disagree. A
+    description without ``files`` (schema 2 and before) is not checked, nor is a checkpoint;
+    a recorded file that is absent (a robot given only ``policy.onnx``) is no error."""
+    files = desc.get("files")
+    if kind == "checkpoint" or not isinstance(files, dict):
+        return
+    records = {}
+    if isinstance(files.get(kind), dict):
+        records[path] = files[kind]
+    for record in files.values() if beside is not None else ():
+        name = record.get("file") if isinstance(record, dict) else None
+        if isinstance(name, str) and name == Path(name).name and (beside.parent / name).is_file():
+            records.setdefault(beside.parent / name, record)
+    source = beside or "the policy description"
+    for file, record in records.items():
+        if sha256_of(file) != record.get("sha256"):
+            raise RobolearnError(
+                f"{file} is not the file {source} records (its sha256 differs): the exported "
+                "files are a mixed set; re-export them with robolearn export"
+            )
 
 
 def read_description(path: Path) -> dict[str, Any]:
