@@ -17,6 +17,7 @@ from robolearn.rl import distributed
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.config import compile_problem
 from robolearn.rl.distributed import SINGLE
+from robolearn.rl.memory import require_training_memory
 from robolearn.rl.runner import Runner, StopRequest
 from robolearn.rl.runs import (
     PARAMS_FORMAT,
@@ -180,36 +181,11 @@ def _train(
     threads,
     log,
 ) -> int:
-    # Rank 0 picks the run folder (a new one, or the one to resume) and tells the others.
-    folder, problem = None, None
-    if info.is_main:
-        try:
-            folder = _pick_run_folder(opts, experiment)
-        except RobolearnError as exc:
-            problem = str(exc)
-    if monitor is not None:
-        folder, problem = monitor.broadcast_object((folder, problem))
-    if problem:
-        raise RobolearnError(problem)
-    try:
-        return _train_in(opts, source, folder, engine, info, monitor, threads, log)
-    except BaseException:
-        if info.is_main:
-            folder.discard_if_empty()
-        raise
-
-
-def _train_in(
-    opts: TrainOptions,
-    source: RunParams | None,
-    folder: _RunFolder,
-    engine,
-    info,
-    monitor,
-    threads,
-    log,
-) -> int:
-    resume_data = _load_resume(opts, folder) if opts.resume else None
+    # A resumed run's configs come from its checkpoint: its folder first. A new run's
+    # folder is made once the env is built and training fits in memory, so that a
+    # refusal, or a kill while allocating, leaves no empty run folder behind.
+    folder = _shared_folder(opts, experiment, info, monitor) if opts.resume else None
+    resume_data = _load_resume(opts, folder) if folder is not None else None
     setup = _setup_for(opts, engine, resume_data, folder, source)
     base_seed = setup.env_cfg.seed
     if threads is not None:
@@ -220,20 +196,65 @@ def _train_in(
         setup.spec, copy.deepcopy(setup.env_cfg), copy.deepcopy(setup.agent_cfg), setup.overrides
     )
     setup.env_cfg.seed = base_seed + info.rank  # every rank sees other episodes
+    env = _build_env(setup)
+    if folder is None:
+        folder = _shared_folder(opts, experiment, info, monitor)
+    try:
+        return _train_in(opts, source, folder, setup, started, env, resume_data, info, monitor, log)
+    except BaseException:
+        if info.is_main:
+            folder.discard_if_empty()
+        raise
 
-    from robolearn.adapters import RslRlVecEnv
+
+def _shared_folder(opts: TrainOptions, experiment: str, info, monitor) -> _RunFolder:
+    """Rank 0 picks the run folder (a new one, or the one to resume) and tells the others."""
+    folder, problem = None, None
+    if info.is_main:
+        try:
+            folder = _pick_run_folder(opts, experiment)
+        except RobolearnError as exc:
+            problem = str(exc)
+    if monitor is not None:
+        folder, problem = monitor.broadcast_object((folder, problem))
+    if problem:
+        raise RobolearnError(problem)
+    return folder
+
+
+def _build_env(setup: Setup):
+    """The env, once it is known that training it can run here (a C++ compiler where the
+    networks are compiled; memory for the rollout and the update)."""
     from robolearn.env import ManagerBasedRLEnv
 
     env = ManagerBasedRLEnv(setup.env_cfg)
+    if setup.agent_cfg.policy.compile and (problem := compile_problem(str(env.device))):
+        raise RobolearnError(problem)
+    require_training_memory(env, setup.agent_cfg)
+    return env
+
+
+def _train_in(
+    opts: TrainOptions,
+    source: RunParams | None,
+    folder: _RunFolder,
+    setup: Setup,
+    started: Setup,
+    env,
+    resume_data: dict[str, Any] | None,
+    info,
+    monitor,
+    log,
+) -> int:
+    from robolearn.adapters import RslRlVecEnv
+
     run_info = {
         "task": opts.task,
         "overrides": setup.overrides,
-        "seed": base_seed,
+        "seed": started.env_cfg.seed,
         "num_envs": env.num_envs,
         "world_size": info.world_size,
     }
-    if setup.agent_cfg.policy.compile and (problem := compile_problem(str(env.device))):
-        raise RobolearnError(problem)
     agent = setup.agent_cfg.to_rsl_rl(str(env.device))
     meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
     run_dir = folder.path

@@ -77,6 +77,7 @@ def make_engine(
     nconmax: int | None = None,
     njmax: int | None = None,
     cuda_graph: bool = True,
+    reserve_per_env: int = 0,
 ) -> Engine:
     """Build ``num_envs`` simulations of a model on an engine.
 
@@ -92,10 +93,13 @@ def make_engine(
         cuda_graph: on the Warp engines, replay ``step(n)``, ``forward`` and the reset
             from captured graphs (CUDA graphs on ``cuda``, Warp's CPU graphs on
             ``warp-cpu``); False launches their kernels one by one.
+        reserve_per_env: bytes the caller will allocate per env beside the engine (an
+            env's buffers), counted in the memory check made before anything is allocated.
 
     Raises:
-        RobolearnError: unknown engine, num_envs < 1, an MJCF that does not compile, or a
-            model feature the chosen engine lacks.
+        RobolearnError: unknown engine, num_envs < 1, an MJCF that does not compile, a
+            model feature the chosen engine lacks, or more envs than the memory holds
+            (:mod:`robolearn.sim.memory`).
     """
     name = resolve_engine(engine)
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
@@ -106,7 +110,13 @@ def make_engine(
     if name == "cpu":
         from robolearn.sim.cpu import CpuEngine
 
-        return CpuEngine(mj_model, num_envs, nthread=nthread, per_env_fields=per_env_fields)
+        return CpuEngine(
+            mj_model,
+            num_envs,
+            nthread=nthread,
+            per_env_fields=per_env_fields,
+            reserve_per_env=reserve_per_env,
+        )
     from robolearn.sim.mjwarp import WarpEngine
 
     device = "cpu" if name == "warp-cpu" else (name if ":" in name else "cuda:0")
@@ -118,4 +128,5 @@ def make_engine(
         nconmax=nconmax,
         njmax=njmax,
         cuda_graph=cuda_graph,
+        reserve_per_env=reserve_per_env,
     )

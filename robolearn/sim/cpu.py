@@ -17,6 +17,7 @@ import torch
 from mujoco import batch as mjbatch
 
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, MAX_STATE_VALUE, Engine
+from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env, require
 from robolearn.threads import available_cores
 
 # Warnings after which MuJoCo has reset a simulation to qpos0 inside mj_step (bad qpos,
@@ -55,8 +56,15 @@ class CpuEngine(Engine):
         num_envs: int,
         nthread: int | None = None,
         per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
+        reserve_per_env: int = 0,
     ) -> None:
+        """``reserve_per_env``: bytes the caller will allocate per env beside the engine (an
+        env's buffers), counted with the engine's own when the memory is checked before
+        anything is allocated (:mod:`robolearn.sim.memory`)."""
         super().__init__(model, num_envs, torch.device("cpu"), per_env_fields)
+        per_env = field_bytes_per_env(model) + model_field_bytes_per_env(model, per_env_fields)
+        per_env += reserve_per_env
+        require(per_env * self.num_envs, self.device, f"{num_envs:,} envs", self.num_envs)
         self.nthread = int(nthread) if nthread else available_cores()
         self.batch = mjbatch.Batch(model, self.num_envs, self.nthread)
         b = self.batch

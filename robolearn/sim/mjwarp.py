@@ -17,6 +17,7 @@ import numbers
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import mujoco
 import torch
@@ -24,6 +25,7 @@ import torch
 from robolearn.errors import RobolearnError
 from robolearn.sim.capacity import default_capacity
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+from robolearn.sim.memory import model_field_bytes_per_env, require
 
 
 def _import_warp():
@@ -134,7 +136,12 @@ def _gc_paused() -> Iterator[None]:
 
 
 class WarpEngine(Engine):
-    """Many simulations on MuJoCo Warp, one warp "world" per env; float32 fields."""
+    """Many simulations on MuJoCo Warp, one warp "world" per env; float32 fields.
+
+    ``reserve_per_env``: bytes the caller will allocate per env on the same device beside
+    the engine (an env's buffers), counted with the engine's own when the memory is checked
+    before anything is allocated (:mod:`robolearn.sim.memory`).
+    """
 
     dtype = torch.float32
 
@@ -147,6 +154,7 @@ class WarpEngine(Engine):
         nconmax: int | None = None,
         njmax: int | None = None,
         cuda_graph: bool = True,
+        reserve_per_env: int = 0,
     ) -> None:
         wp, mjw = _import_warp()
         self._wp, self._mjw = wp, mjw
@@ -159,8 +167,14 @@ class WarpEngine(Engine):
                 f"MuJoCo Warp cannot hold per-env values of {', '.join(unbatchable)}"
             )
         with wp.ScopedDevice(self.wp_device):
+            data = mujoco.MjData(model)
+            mujoco.mj_forward(model, data)
+            nconmax, njmax = default_capacity(model, data, nconmax, njmax)
+            per_env = self._world_bytes(model, data, nconmax, njmax) + reserve_per_env
+            per_env += model_field_bytes_per_env(model, self.per_env_fields) // 2  # float32
+            require(per_env * self.num_envs, self.device, f"{num_envs:,} envs", self.num_envs)
             self.m = self._put_model(model)
-            self.d = self._put_data(model, nconmax, njmax)
+            self.d = self._put_data(model, data, nconmax, njmax)
             self._reset_mask = wp.zeros(self.num_envs, dtype=bool)
             # 1 when any env reset in this step: the forward after resets runs only then,
             # decided on the device (a conditional node in the graph)
@@ -221,11 +235,25 @@ class WarpEngine(Engine):
         m.opt.warn_overflow = self._overflow_bad
         return m
 
-    def _put_data(self, model: mujoco.MjModel, nconmax: int | None, njmax: int | None):
-        """One world per env, each in the model's initial state (forward computed)."""
-        data = mujoco.MjData(model)
-        mujoco.mj_forward(model, data)
-        nconmax, njmax = default_capacity(model, data, nconmax, njmax)
+    def _world_bytes(
+        self, model: mujoco.MjModel, data: mujoco.MjData, nconmax: int | None, njmax: int | None
+    ) -> int:
+        """Device bytes of one more world of MuJoCo Warp's data at these capacities: the
+        difference between the data of two worlds and of one (both small)."""
+        try:
+            one, two = (
+                _nbytes(self._mjw.put_data(model, data, nworld=n, nconmax=nconmax, njmax=njmax))
+                for n in (1, 2)
+            )
+        except ValueError:
+            return 0  # _put_data says what is wrong with the capacities
+        return max(two - one, 0)
+
+    def _put_data(
+        self, model: mujoco.MjModel, data: mujoco.MjData, nconmax: int | None, njmax: int | None
+    ):
+        """One world per env, each in the model's initial state (``data``, forward
+        computed), with the contact and constraint capacities given."""
         try:
             return self._mjw.put_data(
                 model, data, nworld=self.num_envs, nconmax=nconmax, njmax=njmax
@@ -427,3 +455,14 @@ class WarpEngine(Engine):
         # mass or inertia was randomized
         with self._wp.ScopedDevice(self.wp_device):
             self._mjw.set_const(self.m, self.d)
+
+
+def _nbytes(value: Any) -> int:
+    """Bytes held by the warp arrays of a MuJoCo Warp struct (dataclasses, nested)."""
+    import warp as wp
+
+    if isinstance(value, wp.array):
+        return int(value.capacity or 0)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(_nbytes(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return 0
