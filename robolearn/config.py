@@ -445,6 +445,36 @@ def _allows_none(owner: Any, key: str) -> bool:
     return hint is None or type(None) in typing.get_args(hint) or hint is Any
 
 
+def _typed_tuple(hint: Any, value: list | tuple, path: str) -> tuple:
+    """``value`` as the tuple ``hint`` annotates (``tuple[float, float]``, ``tuple[int,
+    ...]``): numbers written as text (``inf``, ``3e-4``) read as numbers, NaN refused, the
+    length checked where the annotation fixes it."""
+    args = typing.get_args(hint)
+    if len(args) == 2 and args[1] is Ellipsis:
+        kinds = [args[0]] * len(value)
+    else:
+        kinds = list(args)
+        if kinds and len(value) != len(kinds):
+            raise RobolearnError(f"{path} needs {len(kinds)} values, got {len(value)}")
+    if not kinds:
+        return tuple(value)
+    examples = {int: 0, float: 0.0, str: ""}
+    for v, kind in zip(value, kinds, strict=True):
+        if kind in (int, float) and not _is_number(v):
+            raise RobolearnError(f"{path} holds numbers ({kind.__name__}), got {v!r}")
+    return tuple(
+        _coerce(v, examples[kind], path) if kind in examples else v
+        for v, kind in zip(value, kinds, strict=True)
+    )
+
+
+def _is_number(value: Any) -> bool:
+    """A number, or text that reads as one (``inf``, ``3e-4``); not a bool."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int | float) or (isinstance(value, str) and _number(value) is not None)
+
+
 def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
     """``value`` for a dataclass field that holds None now, checked against its annotation
     (``int | None`` and the like); annotations we cannot check let the value through."""
@@ -470,7 +500,7 @@ def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
         if option is str and isinstance(value, str):
             return value
         if typing.get_origin(option) is tuple and isinstance(value, list | tuple):
-            return tuple(value)
+            return _typed_tuple(option, value, path)
         if dataclasses.is_dataclass(option):
             if isinstance(value, dict):
                 try:

@@ -4,6 +4,7 @@ scan reads, spawning on tiles, the terrain curriculum, evaluation per terrain, b
 from __future__ import annotations
 
 import json
+import math
 
 import mujoco
 import numpy as np
@@ -101,15 +102,35 @@ def test_difficulty_rises_with_the_row_and_sets_each_types_main_quantity():
     assert not tile(grid, 0, cols["flat"]).any()
 
 
+def _rough(lo: float, hi: float) -> dict:
+    return {"sub_terrains": {"rough": SubTerrainCfg("random_rough", range=(lo, hi))}}
+
+
 @pytest.mark.parametrize(
     "change, fragment",
     [
-        ({"tile_size": (-8.0, 8.0)}, "terrain.tile_size must be > 0"),
+        ({"tile_size": (-8.0, 8.0)}, "terrain.tile_size must be finite and > 0"),
+        ({"tile_size": (8.0, math.inf)}, "terrain.tile_size must be finite and > 0"),
+        ({"horizontal_scale": math.nan}, "terrain.horizontal_scale must be finite and > 0"),
+        ({"border_width": -1.0}, "terrain.border_width must be finite and >= 0, got -1.0"),
+        # before: accepted, and the inf or nan heights blamed later on the height_scan term
+        (_rough(0.01, math.inf), "sub_terrains.rough.range must be finite and >= 0"),
+        (_rough(0.01, math.nan), "sub_terrains.rough.range must be finite and >= 0"),
+        # before: accepted, though a negative size was documented to stop the build
+        (_rough(-0.05, 0.01), "sub_terrains.rough.range must be finite and >= 0"),
+        # before: a numpy MemoryError traceback while allocating 200,001 x 200,001 samples
+        (
+            {"horizontal_scale": 0.0005},
+            "a terrain of 200,001 x 200,001 height samples (terrain.horizontal_scale 0.0005 m",
+        ),
         ({"num_rows": 0}, "terrain.num_rows must be >= 1"),
         ({"difficulty_range": (0.5, 1.5)}, "terrain.difficulty_range must be 0 <= low"),
         ({"sub_terrains": {"x": SubTerrainCfg("lava")}}, "type 'lava' is unknown; types: flat"),
         ({"sub_terrains": {"x": SubTerrainCfg("flat", proportion=0)}}, "sum to more than 0"),
-        ({"sub_terrains": {"x": SubTerrainCfg("flat", proportion=-1)}}, "must be >= 0"),
+        (
+            {"sub_terrains": {"x": SubTerrainCfg("flat", proportion=-1)}},
+            "proportion must be finite",
+        ),
         ({"level": 10}, "terrain.level 10 is not a row; rows: 0..9"),
         ({"sub_terrain": "stairs"}, "terrain.sub_terrain 'stairs' is not one of the terrain's"),
     ],
@@ -299,7 +320,21 @@ def test_a_bad_terrain_override_is_one_line_and_exit_2(tmp_path):
         "--log_root", str(tmp_path), "env.scene.terrain.sub_terrains.flat.type=lava",
     )  # fmt: skip
     one_line_error(result, "type 'lava' is unknown; types: flat, random_rough")
-    assert not any(tmp_path.rglob("*.pt"))
+    assert not any(tmp_path.iterdir())  # no run folder either
+
+
+def test_an_inf_in_a_terrain_range_override_is_read_as_a_number_and_refused(tmp_path):
+    """``range=[0.01,inf]``: the override's text became a string inside the tuple, which the
+    generator turned into inf heights."""
+    from robolearn.registry import get_task
+    from robolearn.rl.session import finish_setup
+
+    spec = get_task("quadruped_walk_rough")
+    override = "env.scene.terrain.sub_terrains.random_rough.range=[0.01,inf]"
+    setup = finish_setup(spec, spec.make_env_cfg(), spec.agent_cfg(), [override])
+    assert setup.env_cfg.scene.terrain.sub_terrains["random_rough"].range == (0.01, math.inf)
+    with pytest.raises(RobolearnError, match="must be finite and >= 0"):
+        setup.env_cfg.scene.terrain.validate()
 
 
 def test_terrain_needs_are_clear_errors():

@@ -75,7 +75,13 @@ def model_field_bytes_per_env(model: mujoco.MjModel, per_env_fields: Sequence[st
     return sum(getattr(model, name).nbytes for name in per_env_fields if hasattr(model, name))
 
 
-def require(need: int, device: torch.device | str, what: str, per: int | None = None) -> None:
+def require(
+    need: int,
+    device: torch.device | str,
+    what: str,
+    per: int | None = None,
+    advice: str = "use fewer envs (--num_envs)",
+) -> None:
     """Refuse ``need`` bytes on ``device`` when they are beyond what is available.
 
     Args:
@@ -83,6 +89,7 @@ def require(need: int, device: torch.device | str, what: str, per: int | None = 
         device: where the memory is (host memory for ``cpu``).
         what: what needs it, for the message (``"1,000,000 envs"``).
         per: the count ``need`` is for, to say the bytes per item (``what`` names it).
+        advice: what to change, ending the message.
 
     Raises:
         RobolearnError: one line saying how much is needed and how much there is.
@@ -94,7 +101,7 @@ def require(need: int, device: torch.device | str, what: str, per: int | None = 
     each = f" ({_size(need // per)} each)" if per else ""
     raise RobolearnError(
         f"{what} need about {_size(need)} of {where}{each}, and this machine has "
-        f"{_size(available)} available; use fewer envs (--num_envs)"
+        f"{_size(available)} available; {advice}"
     )
 
 

@@ -9,6 +9,7 @@ Every type has one main quantity that difficulty scales from ``range[0]`` to ``r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from robolearn.errors import RobolearnError
@@ -84,46 +85,30 @@ class TerrainCfg:
     """Pin every env to this sub-terrain's columns (evaluation); None uses every column."""
 
     def validate(self) -> None:
-        """Raise RobolearnError, naming what is valid, for a config that cannot build."""
+        """Raise RobolearnError, naming what is valid, for a config that cannot build.
+
+        Every number must be finite (an ``inf`` or ``nan`` would end in the heights, and be
+        blamed on the first term that reads them); sizes and sub-terrain ranges must not be
+        negative; the height field must fit in memory (checked before it is allocated)."""
         for name, value in (("num_rows", self.num_rows), ("num_cols", self.num_cols)):
             if int(value) < 1:
                 raise RobolearnError(f"terrain.{name} must be >= 1, got {value}")
-        positives = {
-            "tile_size": tuple(self.tile_size),
-            "horizontal_scale": (self.horizontal_scale,),
-        }
-        for name, values in positives.items():
-            if len(values) == 0 or any(not float(v) > 0 for v in values):
-                raise RobolearnError(f"terrain.{name} must be > 0, got {getattr(self, name)}")
-        if not float(self.border_width) >= 0:
-            raise RobolearnError(f"terrain.border_width must be >= 0, got {self.border_width}")
         if len(self.tile_size) != 2:
             raise RobolearnError(f"terrain.tile_size is (x, y), got {self.tile_size}")
+        _require("tile_size", self.tile_size, positive=True)
+        _require("horizontal_scale", (self.horizontal_scale,), positive=True)
+        _require("border_width", (self.border_width,))
+        if len(self.difficulty_range) != 2:
+            raise RobolearnError(
+                f"terrain.difficulty_range is (low, high), got {self.difficulty_range}"
+            )
         lo, hi = self.difficulty_range
         if not 0.0 <= lo <= hi <= 1.0:
             raise RobolearnError(
                 "terrain.difficulty_range must be 0 <= low <= high <= 1, got "
                 f"{self.difficulty_range}"
             )
-        if not self.sub_terrains:
-            raise RobolearnError(f"terrain.sub_terrains is empty; types: {', '.join(TYPES)}")
-        for name, sub in self.sub_terrains.items():
-            if sub.type not in TYPES:
-                raise RobolearnError(
-                    f"terrain.sub_terrains.{name}.type {sub.type!r} is unknown; types: "
-                    f"{', '.join(TYPES)}"
-                )
-            if not float(sub.proportion) >= 0:
-                raise RobolearnError(
-                    f"terrain.sub_terrains.{name}.proportion must be >= 0, got {sub.proportion}"
-                )
-            for what in ("platform_width", "feature_width"):
-                if not float(getattr(sub, what)) > 0:
-                    raise RobolearnError(
-                        f"terrain.sub_terrains.{name}.{what} must be > 0, got {getattr(sub, what)}"
-                    )
-        if not sum(float(s.proportion) for s in self.sub_terrains.values()) > 0:
-            raise RobolearnError("terrain.sub_terrains' proportions must sum to more than 0")
+        self._validate_sub_terrains()
         if self.level is not None and not 0 <= int(self.level) < int(self.num_rows):
             raise RobolearnError(
                 f"terrain.level {self.level} is not a row; rows: 0..{int(self.num_rows) - 1}"
@@ -135,3 +120,67 @@ class TerrainCfg:
             )
         if int(self.max_init_level) < 0:
             raise RobolearnError(f"terrain.max_init_level must be >= 0, got {self.max_init_level}")
+        self._require_memory()
+
+    def _validate_sub_terrains(self) -> None:
+        if not self.sub_terrains:
+            raise RobolearnError(f"terrain.sub_terrains is empty; types: {', '.join(TYPES)}")
+        for name, sub in self.sub_terrains.items():
+            where = f"sub_terrains.{name}"
+            if sub.type not in TYPES:
+                raise RobolearnError(
+                    f"terrain.{where}.type {sub.type!r} is unknown; types: {', '.join(TYPES)}"
+                )
+            _require(f"{where}.proportion", (sub.proportion,))
+            _require(f"{where}.platform_width", (sub.platform_width,), positive=True)
+            _require(f"{where}.feature_width", (sub.feature_width,), positive=True)
+            if sub.range is not None:
+                if len(sub.range) != 2:
+                    raise RobolearnError(
+                        f"terrain.{where}.range is (at difficulty 0, at 1), got {sub.range}"
+                    )
+                # a magnitude (the _inv types go down): a negative one would build the other
+                # type, or nothing sensible (a negative gap)
+                _require(f"{where}.range", sub.range, note=" (a magnitude; the _inv types go down)")
+        if not sum(float(s.proportion) for s in self.sub_terrains.values()) > 0:
+            raise RobolearnError("terrain.sub_terrains' proportions must sum to more than 0")
+
+    def samples(self) -> tuple[int, int]:
+        """The height field's size in samples, (along x, along y), border included."""
+        hs = float(self.horizontal_scale)
+        tnx, tny = (max(3, round(float(s) / hs)) for s in self.tile_size)
+        border = round(float(self.border_width) / hs)
+        return int(self.num_rows) * tnx + 2 * border + 1, int(self.num_cols) * tny + 2 * border + 1
+
+    def _require_memory(self) -> None:
+        from robolearn.sim.memory import require
+
+        nx, ny = self.samples()
+        # float64 while generated, float32 in the model, its spec and the scans' copy
+        require(
+            nx * ny * _BYTES_PER_SAMPLE,
+            "cpu",
+            f"a terrain of {nx:,} x {ny:,} height samples (terrain.horizontal_scale "
+            f"{self.horizontal_scale} m over {self.num_rows} x {self.num_cols} tiles of "
+            f"{tuple(self.tile_size)} m) would",
+            advice="raise terrain.horizontal_scale, or use fewer or smaller tiles",
+        )
+
+
+_BYTES_PER_SAMPLE = 8 + 3 * 4
+
+
+def _require(name: str, values, positive: bool = False, note: str = "") -> None:
+    """Each of ``values`` a finite number, > 0 or >= 0, or a one-line error naming it."""
+    values = tuple(values)
+    try:
+        numbers = [float(v) for v in values]
+    except (TypeError, ValueError):
+        numbers = []
+    bound = "> 0" if positive else ">= 0"
+    ok = bool(numbers) and all(
+        math.isfinite(v) and (v > 0 if positive else v >= 0) for v in numbers
+    )
+    if not ok:
+        shown = values[0] if len(values) == 1 else values
+        raise RobolearnError(f"terrain.{name} must be finite and {bound}{note}, got {shown}")

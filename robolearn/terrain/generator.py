@@ -53,7 +53,7 @@ def generate(cfg: TerrainCfg) -> TerrainGrid:
     rows, cols = int(cfg.num_rows), int(cfg.num_cols)
     tnx, tny = (max(3, round(float(s) / hs)) for s in cfg.tile_size)
     border = round(float(cfg.border_width) / hs)
-    nx, ny = rows * tnx + 2 * border + 1, cols * tny + 2 * border + 1
+    nx, ny = cfg.samples()
     heights = np.zeros((nx, ny))
     x0, y0 = -(nx - 1) * hs / 2, -(ny - 1) * hs / 2
     lo, hi = cfg.difficulty_range
