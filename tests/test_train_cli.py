@@ -378,6 +378,11 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
         (["--task", TASK, "agent.obs_groups.critic=[privileged]"], "names 'privileged'"),
         (["--task", TASK, "agent.policy.activation=relux"], "is not one of elu"),
         (
+            ["--task", TASK, "env.actions.cart_force.actuators=("],
+            "actions.cart_force: the actuator pattern '(' is not a regular expression: missing )",
+        ),
+        (["--task", TASK, "env.sim.max_speed=0"], "sim.max_speed must be > 0"),
+        (
             ["--task", TASK, "--num_envs", "1", "agent.num_steps_per_env=2"],
             "num_mini_batches (4) exceeds the rollout's 2 samples",
         ),

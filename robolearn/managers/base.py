@@ -252,8 +252,19 @@ class ManagerBase:
         self.env = env
         self.cfg = cfg
         self._terms: dict[str, Any] = {
-            name: self._build_term(name, term_cfg) for name, term_cfg in cfg.items()
+            name: self._build_named(name, term_cfg) for name, term_cfg in cfg.items()
         }
+
+    def _build_named(self, name: str, cfg: Any) -> Any:
+        """:meth:`_build_term`, whose errors name the term's config path (a selector deep in
+        a term that matches nothing says which term's it is)."""
+        where = f"{self.section}.{name}"
+        try:
+            return self._build_term(name, cfg)
+        except RobolearnError as exc:
+            if str(exc).startswith(where):
+                raise
+            raise RobolearnError(f"{where}: {exc}") from exc
 
     def debug_markers(self, env_id: int) -> list[Marker]:
         """What the terms draw for env ``env_id``: each term's ``debug_markers(env_id)``
@@ -298,7 +309,7 @@ class ManagerBase:
         self._check_replacement(name, cfg)
         old = self.cfg[name]
         if cfg.func is not old.func or cfg.params.keys() != old.params.keys():
-            self._terms[name] = self._build_term(name, cfg)
+            self._terms[name] = self._build_named(name, cfg)
         self.cfg[name] = cfg
 
     # ---- for subclasses -----------------------------------------------------------------

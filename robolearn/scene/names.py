@@ -20,13 +20,19 @@ from robolearn.scene.entities import ROBOT, Entity, SceneEntityCfg, find_entitie
 def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) -> list[int]:
     """Indices of ``names`` that fully match any regex in ``patterns``, in ``names`` order.
 
-    Raises RobolearnError naming the valid names if a pattern matches nothing.
+    Raises RobolearnError naming the valid names if a pattern matches nothing, and the
+    regex's own error if a pattern is not one.
     """
     if isinstance(patterns, str):
         patterns = [patterns]
     ids: list[int] = []
     for pattern in patterns:
-        regex = re.compile(pattern)
+        try:
+            regex = re.compile(pattern)
+        except (re.error, TypeError) as exc:
+            raise RobolearnError(
+                f"the {what} pattern {pattern!r} is not a regular expression: {exc}"
+            ) from exc
         hits = [i for i, n in enumerate(names) if regex.fullmatch(n)]
         if not hits:
             raise RobolearnError(
