@@ -213,7 +213,40 @@ def config_from_data(data: Any, hint: Any = Any, where: str = "") -> Any:
             return _import(data, where)
         if any(isinstance(o, type) and issubclass(o, PurePath) for o in _options(hint)):
             return Path(data)
-    return data
+    return _checked_leaf(data, hint, where)
+
+
+_SCALARS = (bool, int, float, str)
+
+
+def _checked_leaf(value: Any, hint: Any, where: str) -> Any:
+    """A saved scalar checked against its field's annotation where that is a plain scalar
+    type (``int``, ``float | None``...): a file edited by hand (``decimation: lots``) is
+    refused here, naming the place, not later by whatever reads the field. An int where
+    a float is annotated becomes a float, as YAML writes ``1.0`` as ``1.0`` but a user
+    may write ``1``."""
+    options = _options(hint)
+    if hint is Any or not options or not all(o in _SCALARS for o in options):
+        return value
+    if value is None:
+        if type(None) in typing.get_args(hint) or hint is type(None):
+            return value
+    elif isinstance(value, bool):
+        if bool in options:
+            return value
+    elif isinstance(value, int):
+        if int in options:
+            return value
+        if float in options:
+            return float(value)
+    elif isinstance(value, float):
+        if float in options:
+            return value
+    elif isinstance(value, str) and str in options:
+        return value
+    kinds = " or ".join(o.__name__ for o in options)
+    optional = " or null" if type(None) in typing.get_args(hint) else ""
+    raise RobolearnError(f"{where} is {kinds}{optional}, got {value!r}")
 
 
 def _join(where: str, key: str) -> str:

@@ -350,6 +350,18 @@ class ManagerBasedRLEnv:
         """Release the engine (its memory goes when the env is garbage collected)."""
 
 
+def check_cfg(cfg: ManagerBasedRLEnvCfg) -> None:
+    """The checks of a task config that need no model (its timing, its terrain), made
+    before anything is built; building the env makes them again, with the rest.
+
+    Raises:
+        RobolearnError: naming the field and what is valid.
+    """
+    _check_timing(cfg)
+    if cfg.scene.terrain is not None:
+        cfg.scene.terrain.validate()
+
+
 def _check_timing(cfg: ManagerBasedRLEnvCfg) -> None:
     if not isinstance(cfg.decimation, int) or cfg.decimation < 1:
         raise RobolearnError(f"decimation must be an integer >= 1, got {cfg.decimation!r}")

@@ -127,11 +127,14 @@ def test_bad_policy_files_are_one_line_errors(tmp_path):
     one_line_error(exc, "device 'gpu' is not a torch device")
 
     empty = tmp_path / "empty_run"
-    empty.mkdir()
+    (empty / "params").mkdir(parents=True)
+    stray = tmp_path / "stray"
+    stray.mkdir()
     for missing, fragment in (
         (tmp_path / "nope.onnx", "no policy at"),
         ("pretrained:no_such_task", "no pretrained checkpoint ships"),
-        (empty, "has no checkpoint"),  # a folder without model_<N>.pt
+        (empty, "has no checkpoint"),  # a run folder without model_<N>.pt
+        (stray, "is a folder, not a checkpoint, and not a run folder"),
     ):
         with pytest.raises(RobolearnError) as exc:
             robolearn.load_policy(missing)

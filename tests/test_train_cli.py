@@ -293,19 +293,88 @@ def decode(path: Path) -> list[np.ndarray]:
     return frames
 
 
-def test_corrupted_checkpoint_is_a_clean_error(trained, tmp_path):
+def test_corrupted_checkpoint_is_a_clean_error(trained, tmp_path, capsys):
+    """Each kind of file that is not a checkpoint is told apart in words (before: a cut-off
+    torch message about miniz, a bare number, or for a text file that it "could run
+    code")."""
+
+    def refused(path: Path, reason: str) -> None:
+        for args in (("export",), ("play", "--task", TASK)):
+            out = robolearn_in_process(capsys, *args, "--checkpoint", path)
+            one_line_error(out, f"checkpoint {path} is corrupted or not a robolearn checkpoint")
+            assert reason in out.stderr, out.stderr
+            assert "could run code" not in out.stderr and "miniz" not in out.stderr
+
     bad = tmp_path / "model_40.pt"
     bad.write_bytes((trained / "model_40.pt").read_bytes()[:5000])
-    one_line_error(robolearn("export", "--checkpoint", bad), "is corrupted")
-    one_line_error(robolearn("play", "--task", TASK, "--checkpoint", bad), "is corrupted")
-    other = tmp_path / "notes.pt"
-    other.write_text("not a checkpoint")
-    one_line_error(robolearn("export", "--checkpoint", other), "is corrupted")
+    refused(bad, "(a zip archive cut short (5,000 bytes): a truncated copy?)")
+    text = tmp_path / "notes.pt"
+    text.write_text("not a checkpoint\n")
+    refused(text, "(it is a text file ('not a checkpoint'...), not a checkpoint)")
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(bytes(range(256)) * 8)
+    refused(junk, "(it is not a zip archive, which torch.save writes (2,048 bytes of other data))")
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    refused(empty, "(the file is empty)")
     # our marker, but not what a checkpoint holds
     hollow = tmp_path / "hollow.pt"
     torch.save({"format": "robolearn-checkpoint-1", "model": {}, "iterations": 3}, hollow)
-    one_line_error(robolearn("export", "--checkpoint", hollow), "lacks 'agent'")
-    one_line_error(robolearn("play", "--task", TASK, "--checkpoint", hollow), "lacks 'agent'")
+    one_line_error(robolearn_in_process(capsys, "export", "--checkpoint", hollow), "lacks 'agent'")
+    one_line_error(
+        robolearn_in_process(capsys, "play", "--task", TASK, "--checkpoint", hollow),
+        "lacks 'agent'",
+    )
+
+
+def test_a_run_folder_is_taken_where_a_checkpoint_is_and_another_folder_is_named(
+    trained, tmp_path, capsys
+):
+    """play and export take a run folder for its latest checkpoint, as load_policy does
+    (before: "checkpoint <folder> does not exist")."""
+    out = robolearn_in_process(
+        capsys, "export", "--checkpoint", trained, "--output", tmp_path / "out", "--json"
+    )
+    assert out.returncode == 0, out.stderr
+    exported = json.loads((tmp_path / "out" / "policy.json").read_text())
+    assert exported["checkpoint"]["path"].endswith("model_40.pt")
+    out = robolearn_in_process(
+        capsys, "play", "--task", TASK, "--checkpoint", trained, "--eval", "--json",
+        "--num_envs", 8, "env.episode_length_s=1",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1])["checkpoint"].endswith("model_40.pt")
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    for args in (("export",), ("play", "--task", TASK)):
+        one_line_error(
+            robolearn_in_process(capsys, *args, "--checkpoint", stray),
+            f"{stray} is a folder, not a checkpoint, and not a run folder",
+        )
+
+
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (("decimation: 2", "decimation: lots"), "params/env.yaml: env.decimation is int, got"),
+        (("decimation: 2", "decimation: 0"), "params: decimation must be an integer >= 1"),
+    ],
+)
+def test_an_edited_params_file_is_named_in_its_error(trained, tmp_path, capsys, edit, fragment):
+    """docs/training.md promises that a bad params file is named; a value edited by hand
+    was reported as if the command line had given it."""
+    copy = tmp_path / "edited"
+    copy.mkdir()
+    (copy / "params").mkdir()
+    for name in ("env.yaml", "agent.yaml", "run.yaml"):
+        text = (trained / "params" / name).read_text()
+        if name == "env.yaml":
+            assert edit[0] in text
+            text = text.replace(edit[0], edit[1])
+        (copy / "params" / name).write_text(text)
+    out = robolearn_in_process(capsys, "train", "--from", copy, "--log_root", tmp_path / "logs")
+    one_line_error(out, f"{copy}/{fragment}")
+    assert not (tmp_path / "logs").exists()
 
 
 def test_checkpoint_loading_never_runs_code_from_the_file(tmp_path):

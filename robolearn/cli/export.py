@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--checkpoint",
         required=True,
-        help="path of a model_<iteration>.pt, or 'pretrained' (with --task)",
+        help="path of a model_<iteration>.pt, a run folder (its newest checkpoint), or "
+        "'pretrained' (with --task)",
     )
     p.add_argument("--task", help="the task (default: the one the checkpoint names)")
     p.add_argument(

@@ -21,9 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--checkpoint",
         default=None,
-        help="a checkpoint (.pt), an exported policy.onnx or TorchScript policy.pt (with its "
-        "policy.json), 'latest' (default: the newest of --load_run, or of the latest run) or "
-        "'pretrained'",
+        help="a checkpoint (.pt), a run folder (its newest checkpoint), an exported "
+        "policy.onnx or TorchScript policy.pt (with its policy.json), 'latest' (default: the "
+        "newest of --load_run, or of the latest run) or 'pretrained'",
     )
     p.add_argument("--load_run", help="run folder name (or regex) under --log_root")
     p.add_argument("--log_root", default="logs", help="folder that holds the run folders")

@@ -13,6 +13,7 @@ import errno
 import io
 import os
 import pickle
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,10 @@ def save_checkpoint(path: str | os.PathLike, data: dict[str, Any]) -> None:
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
     """Load a checkpoint safely; a missing, truncated or foreign file is a RobolearnError."""
     path = Path(path)
+    if path.is_dir():
+        raise RobolearnError(
+            f"checkpoint {path} is a folder; a checkpoint is a file (model_<iteration>.pt)"
+        )
     if not path.is_file():
         raise RobolearnError(f"checkpoint {path} does not exist")
     try:
@@ -70,7 +75,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         # A file that exists but does not load is truncated, damaged or not ours; torch
         # reports each kind of damage with a different exception.
         raise RobolearnError(
-            f"checkpoint {path} is corrupted or not a robolearn checkpoint ({_reason(exc)})"
+            f"checkpoint {path} is corrupted or not a robolearn checkpoint ({_reason(path, exc)})"
         ) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RobolearnError(f"{path} is not a robolearn checkpoint (no {FORMAT!r} marker)")
@@ -82,13 +87,37 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     return data
 
 
-def _reason(exc: BaseException) -> str:
-    """Why torch refused the file, in a few words; never torch's advice to load it with
-    ``weights_only=False``, which would run whatever code the file holds."""
+def _reason(path: Path, exc: BaseException) -> str:
+    """Why the file does not load, in a few words a user can act on: what the file is when
+    it is plainly something else, else torch's reason without its internals; never torch's
+    advice to load it with ``weights_only=False``, which would run whatever code it holds."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(512)
+    if not zipfile.is_zipfile(path):
+        if not head:
+            return "the file is empty"
+        if _is_text(head):
+            first = head.decode("utf-8", "replace").strip().splitlines()[0][:40]
+            return f"it is a text file ({first!r}...), not a checkpoint"
+        if head.startswith(b"PK"):
+            return f"a zip archive cut short ({size:,} bytes): a truncated copy?"
+        return f"it is not a zip archive, which torch.save writes ({size:,} bytes of other data)"
     if isinstance(exc, pickle.UnpicklingError) and "weights" in str(exc).lower():
         return "it holds objects other than tensors and plain data; loading those could run code"
     text = str(exc).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
     if "weights_only" in first:
         return type(exc).__name__
-    return first[:160]
+    # torch's reasons go on about its internals after the first sentence
+    first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].rstrip(".")
+    return f"a zip archive torch cannot read: {first[:120]}"
+
+
+def _is_text(head: bytes) -> bool:
+    """Whether the first bytes of a file read as text."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\n\r\t" for c in text)

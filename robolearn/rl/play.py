@@ -210,7 +210,11 @@ def export(
             raise RobolearnError("--checkpoint pretrained needs --task")
         path = pretrained_path(task)
     else:
-        path = Path(checkpoint)
+        path = Path(checkpoint).expanduser()
+        if path.is_dir():  # a run folder: its latest checkpoint, as play and load_policy
+            from robolearn.rl.runs import resolve_checkpoint
+
+            path = resolve_checkpoint(path, None)
     data = load_checkpoint(path)
     task = task or data.get("task")
     if not task:

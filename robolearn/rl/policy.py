@@ -28,19 +28,19 @@ def pretrained_path(task: str) -> Path:
 def find_checkpoint(
     task: str, experiment: str, checkpoint: str | None, load_run: str | None, log_root: str | Path
 ) -> Path:
-    """A checkpoint from ``--checkpoint`` (a path, ``latest`` or ``pretrained``) and
-    ``--load_run``: by default the latest checkpoint of the latest run of the task."""
+    """A checkpoint from ``--checkpoint`` (a file, a run folder for its latest checkpoint,
+    a checkpoint's name or regex, ``latest`` or ``pretrained``) and ``--load_run``: by
+    default the latest checkpoint of the latest run of the task."""
     if checkpoint == "pretrained":
         return pretrained_path(task)
-    if (
-        checkpoint
-        and checkpoint != "latest"
-        and (Path(checkpoint).suffix in (".pt", ".onnx") or "/" in checkpoint)
-    ):
-        path = Path(checkpoint)
-        if not path.is_file():
-            raise RobolearnError(f"checkpoint {checkpoint} does not exist")
-        return path
+    if checkpoint and checkpoint != "latest":
+        path = Path(checkpoint).expanduser()
+        if path.is_dir():  # a run folder, as load_policy takes it: its latest checkpoint
+            return resolve_checkpoint(path, None)
+        if path.suffix in (".pt", ".onnx") or "/" in checkpoint:
+            if not path.exists():
+                raise RobolearnError(f"checkpoint {checkpoint} does not exist")
+            return path
     run = resolve_run(Path(log_root), experiment, load_run, need_checkpoint=True)
     return resolve_checkpoint(run, None if checkpoint in (None, "latest") else checkpoint)
 

@@ -244,6 +244,11 @@ def resolve_checkpoint(run_dir: Path, checkpoint: str | None) -> Path:
             )
         return matching[-1]
     if not found:
+        if not (run_dir / "params").is_dir():
+            raise RobolearnError(
+                f"{run_dir} is a folder, not a checkpoint, and not a run folder (no params/ "
+                "and no model_<iteration>.pt); give a checkpoint file or a run folder"
+            )
         raise RobolearnError(f"run {run_dir} has no checkpoint (model_<iteration>.pt)")
     return found[-1]
 

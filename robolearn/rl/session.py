@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import platform
 import subprocess
@@ -150,6 +151,9 @@ def finish_setup(
     check_name(agent_cfg.experiment_name, "agent.experiment_name")
     agent_cfg.validate()
     _check_agent_fits_env(agent_cfg, env_cfg)
+    from robolearn.env import check_cfg
+
+    check_cfg(env_cfg)
     return Setup(spec, env_cfg, agent_cfg, [*earlier_overrides, *replayed, *overrides])
 
 
@@ -163,7 +167,20 @@ def setup_from_run(
     max_iterations: int | None = None,
 ) -> Setup:
     """The configs a run started with (its params/), with ``overrides`` and the flags on
-    top: the start of ``robolearn train --from``."""
+    top: the start of ``robolearn train --from``.
+
+    The configs are checked as loaded first, so that a value edited into params/ by hand
+    is an error naming the folder, not one that looks like the command line's."""
+    try:
+        finish_setup(
+            get_task(source.task),
+            copy.deepcopy(source.env_cfg),
+            copy.deepcopy(source.agent_cfg),
+            [],
+            earlier_overrides=source.overrides,
+        )
+    except RobolearnError as exc:
+        raise RobolearnError(f"{source.run_dir / 'params'}: {exc}") from exc
     return finish_setup(
         get_task(source.task),
         source.env_cfg,
