@@ -23,7 +23,13 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: installing Debian packages: ${missing[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    # apt's chatter (debconf's notes, progress) only when it fails
+    if ! out=$(apt-get update -qq 2>&1 && DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq "${missing[@]}" 2>&1); then
+      echo "$out" >&2
+      echo "setup: installing the Debian packages failed" >&2
+      exit 1
+    fi
   else
     echo "setup: missing Debian packages (install them as root): ${missing[*]}" >&2
   fi
@@ -45,9 +51,17 @@ fi
 stamp="$VENV/.robolearn-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing robolearn and its dependencies into $VENV"
-  # sb3 and skrl: the tests train cartpole through robolearn's wrappers for both learners
-  "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl]" 2>&1 | grep -v "^WARNING: Location" || true
-  "$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch, stable_baselines3, skrl" \
-    || { echo "setup: the install is incomplete" >&2; exit 1; }
+  # sb3 and skrl: the tests train cartpole through robolearn's wrappers for both learners.
+  # setuptools warns on every editable install that folders named like the package may
+  # shadow it: a general caution, not a problem of this install (9 lines that look like one)
+  PYTHONWARNINGS="ignore:Editable installation${PYTHONWARNINGS:+,$PYTHONWARNINGS}" \
+    "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl]" 2>&1 | grep -v "^WARNING: Location" || true
+  # importing warp prints its banner (and, without an NVIDIA driver, a warning that is no
+  # failure here): shown only if the check fails
+  if ! check=$("$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch, stable_baselines3, skrl" 2>&1); then
+    echo "$check" >&2
+    echo "setup: the install is incomplete" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi

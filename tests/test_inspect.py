@@ -50,6 +50,9 @@ def test_a_users_robot_with_classes_general_actuators_and_a_mesh():
     text = robolearn("inspect", USER_ROBOT)
     assert "FL_calf: position on FL_calf_joint (kp 30, kv 0.8" in text.stdout
     assert "MuJoCo Warp): runs it" in text.stdout
+    # nothing on stderr: before, warp's "could not find or load the NVIDIA CUDA driver" on
+    # every machine without one (where the Warp engines run on warp's CPU device)
+    assert text.returncode == 0 and text.stderr == "", text.stderr
 
 
 def test_a_feature_warp_lacks_is_named_and_the_status_says_so(tmp_path):

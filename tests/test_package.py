@@ -59,9 +59,10 @@ def test_every_package_is_declared_in_pyproject():
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def built(tmp_path_factory) -> tuple[Path, str]:
+    """The wheel pip builds from the checkout, and what the build printed."""
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
+    result = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -76,9 +77,32 @@ def wheel(tmp_path_factory) -> Path:
         ],
         check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
-    return next(out.glob("robolearn-*.whl"))
+    return next(out.glob("robolearn-*.whl")), result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(built) -> Path:
+    return built[0]
+
+
+def test_building_prints_no_warnings_and_ships_every_data_file(built):
+    """Before: about 200 lines of setuptools' "Package would be ignored" per install (the
+    data folders taken for undeclared packages), which a new user read as a failure."""
+    path, printed = built
+    assert "would be ignored" not in printed and "Warning" not in printed, printed[-3000:]
+    names = set(zipfile.ZipFile(path).namelist())
+    shipped = {
+        f"robolearn/assets/{p.relative_to(ROOT / 'assets')}"
+        for p in (ROOT / "assets").rglob("*")
+        if p.is_file() and (p.suffix in (".xml", ".png", ".obj", ".stl") or "pretrained" in p.parts)
+    }
+    shipped |= {
+        f"robolearn/viewer/static/{p.name}" for p in (ROOT / "robolearn/viewer/static").iterdir()
+    }
+    assert shipped <= names, sorted(shipped - names)
 
 
 def test_wheel_ships_assets_under_robolearn_and_no_top_level_tasks(wheel):

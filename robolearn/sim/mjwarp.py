@@ -14,7 +14,10 @@ import contextlib
 import dataclasses
 import gc
 import numbers
+import os
 import re
+import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -37,8 +40,32 @@ def _import_warp():
         wp.config.log_level = wp.LOG_WARNING
     else:  # warp < 1.14
         wp.config.quiet = True
-    wp.init()
+    _init_without_driver_warning(wp)
     return wp, mjw
+
+
+_NO_DRIVER = "Could not find or load the NVIDIA CUDA driver"
+
+
+def _init_without_driver_warning(wp) -> None:
+    """``wp.init()``, less the line warp's C code prints on stderr on every machine without
+    an NVIDIA driver (it returned on each ``robolearn inspect``): on such a machine the
+    Warp engines run on warp's CPU device, as intended. Anything else it prints is passed
+    on."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            wp.init()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        caught.seek(0)
+        text = caught.read().decode("utf-8", "replace")
+    rest = [line for line in text.splitlines() if _NO_DRIVER not in line]
+    if rest:
+        print("\n".join(rest), file=sys.stderr)
 
 
 def batchable_fields() -> frozenset[str]:
