@@ -130,6 +130,9 @@ class Runner(OnPolicyRunner):
         self.writer = None
         self.wandb_run = None
         self.stats = EpisodeStats(env.num_envs, env.device)
+        self._shown_episode = ("-", "-")
+        """The progress line's reward and ep_len: the latest iteration's in which an
+        episode ended."""
         self.is_main = dist_info.is_main
         self._torch_threads = torch.get_num_threads()
         self._update_threads = self._choose_update_threads()
@@ -422,9 +425,14 @@ class Runner(OnPolicyRunner):
         done = it - start_it
         elapsed = time.time() - wall_start
         eta = elapsed / max(done, 1) * (max_it - it)
+        # An iteration in which no episode ended has no means (NaN in the scalars, null in
+        # progress.jsonl); the line shows the last ones known, or a dash before the first.
+        if not math.isnan(mean_return):
+            self._shown_episode = (f"{mean_return:.2f}", f"{mean_len:.0f}")
+        shown_return, shown_len = self._shown_episode
         log(
-            f"it {it}/{max_it}  {fps / 1000:.1f}k steps/s  reward {mean_return:.2f}  "
-            f"ep_len {mean_len:.0f}  lr {self.alg.learning_rate:.1e}  "
+            f"it {it}/{max_it}  {fps / 1000:.1f}k steps/s  reward {shown_return}  "
+            f"ep_len {shown_len}  lr {self.alg.learning_rate:.1e}  "
             f"elapsed {_hms(elapsed)}  ETA {_hms(eta)}"
         )
 
