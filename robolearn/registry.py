@@ -124,31 +124,99 @@ def load_tasks() -> None:
             _failures[where] = _one_line(exc)
 
 
-def import_tasks(modules: Iterable[str]) -> None:
+IMPORT_FORMS = (
+    "--import takes a module name (my_tasks, my_pkg.tasks: on the import path or in the "
+    "working folder) or the path of a .py file (my_tasks.py, ../tasks/my_tasks.py)"
+)
+
+_import_roots: list[Path] = []
+
+
+def import_tasks(modules: Iterable[str], search: Iterable[str | Path] = ()) -> None:
     """Import modules that register tasks (``--import``): a dotted module name, or the path
     of a ``.py`` file (its folder goes on the import path, so it may import its siblings).
-    One that cannot be imported is a RobolearnError naming it and its error."""
+
+    A module name is looked for on the import path, then in ``search`` (the folders a run
+    recorded), then in the working folder, as ``python -m`` would; a folder it was found in
+    is put on the import path and kept in :func:`import_roots`, for the run's record. One
+    that cannot be imported is a RobolearnError naming it, its error, and the forms that
+    --import takes."""
     load_tasks()
+    folders = [Path(f) for f in search] + [Path.cwd()]
     for module in modules:
         try:
             with _source(f"--import {module}"):
                 if module.endswith(".py"):
                     _import_file(Path(module))
                 else:
-                    importlib.import_module(module)
+                    _import_module(module, folders)
         except RobolearnError as exc:
             raise RobolearnError(f"--import {module}: {exc}") from exc
         except Exception as exc:
             raise RobolearnError(f"--import {module}: {_one_line(exc)}") from exc
 
 
+def import_roots() -> list[Path]:
+    """The folders :func:`import_tasks` put on the import path to find module names (the
+    working folder, for ``--import my_tasks`` run beside my_tasks.py), absolute."""
+    return list(_import_roots)
+
+
 def _import_file(path: Path) -> None:
     if not path.is_file():
-        raise RobolearnError("no such file")
+        raise RobolearnError(f"no such file; {IMPORT_FORMS}")
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
     importlib.import_module(path.stem)
+
+
+def _import_module(name: str, folders: list[Path]) -> None:
+    """Import ``name``; when it is not on the import path, from the first of ``folders``
+    that holds it."""
+    top = name.split(".")[0]
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if not _is_the_module(exc, name):
+            raise  # the module was found, and something it imports was not
+    else:
+        # found through the working folder (``python -m robolearn`` puts it on the path):
+        # recorded, as when this function puts it there
+        root = _root_folder(top)
+        if root is not None and root == Path.cwd().resolve() and root not in _import_roots:
+            _import_roots.append(root)
+        return
+    for folder in folders:
+        folder = folder.resolve()
+        if (folder / f"{top}.py").is_file() or (folder / top).is_dir():
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+            importlib.invalidate_caches()
+            importlib.import_module(name)
+            if folder not in _import_roots:
+                _import_roots.append(folder)
+            return
+    where = ", ".join(str(f) for f in dict.fromkeys(f.resolve() for f in folders))
+    raise RobolearnError(
+        f"no module named {name!r} on the import path or in {where}; {IMPORT_FORMS}"
+    )
+
+
+def _root_folder(top: str) -> Path | None:
+    """The folder the top-level module or package ``top`` was imported from."""
+    module = sys.modules.get(top)
+    file = getattr(module, "__file__", None)
+    if file is None:
+        return None
+    path = Path(file).resolve()
+    return path.parent.parent if path.name == "__init__.py" else path.parent
+
+
+def _is_the_module(exc: ModuleNotFoundError, name: str) -> bool:
+    """Whether the module missing is ``name`` (or a package above it), not one it imports."""
+    missing = exc.name or ""
+    return name == missing or name.startswith(f"{missing}.")
 
 
 def _one_line(exc: BaseException) -> str:

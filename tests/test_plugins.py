@@ -45,25 +45,42 @@ def installed(root: Path, dist: str, entry_points: dict[str, str]) -> None:
 
 
 def test_a_task_of_my_own_through_import_trains_and_plays_under_its_own_name(tmp_path):
-    env = package(tmp_path / "src", "my_tasks", MY_TASKS)
-    logs = tmp_path / "logs"
-    listed = robolearn("list", "--import", "my_tasks", env=env)
+    """``--import my_tasks`` from the folder that holds my_tasks.py (before: not found, the
+    working folder not being on the import path), and the run's policy played and exported
+    from elsewhere without repeating ``--import`` (the run records it)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "my_tasks.py").write_text(textwrap.dedent(MY_TASKS))
+    logs = project / "logs"
+    listed = robolearn("list", "--import", "my_tasks", cwd=project)
     assert listed.returncode == 0, listed.stderr
     assert "my_cartpole" in listed.stdout and "[--import my_tasks]" in listed.stdout
     out = robolearn(
         "train", "--import", "my_tasks", "--task", "my_cartpole", "--num_envs", 64,
-        "--max_iterations", 2, "--log_root", logs, env=env,
+        "--max_iterations", 2, "--log_root", logs, cwd=project,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     # its runs land under its own name, not the name of the task it derives from
     assert [p.name for p in logs.iterdir()] == ["my_cartpole"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     out = robolearn(
-        "play", "--import", "my_tasks", "--task", "my_cartpole", "--num_envs", 8,
-        "--log_root", logs, "--json", env=env,
+        "play", "--task", "my_cartpole", "--num_envs", 8, "--log_root", logs, "--json",
+        cwd=elsewhere,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     metrics = json.loads(out.stdout.strip().splitlines()[-1])
     assert metrics["mean_episode_length_s"] <= 3.0 + 1e-6  # the derived episode length
+    (run,) = (logs / "my_cartpole").iterdir()
+    out = robolearn("export", "--checkpoint", run, cwd=elsewhere)
+    assert out.returncode == 0, out.stderr[-2000:]
+    recorded = json.loads((run / "exported" / "policy.json").read_text())["imports"]
+    assert recorded == {"modules": ["my_tasks"], "path": [str(project.resolve())]}
+    out = robolearn(
+        "play", "--task", "my_cartpole", "--checkpoint", run / "exported" / "policy.onnx",
+        "--num_envs", 8, "--json", cwd=elsewhere,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
 
 
 def test_an_installed_package_declares_its_tasks_by_entry_point(tmp_path):
@@ -94,8 +111,16 @@ def test_a_broken_package_is_named_and_the_other_tasks_still_work(tmp_path):
 def test_import_errors_are_one_line(tmp_path):
     env = package(tmp_path, "raising_tasks", "x = 1 / 0\n")
     one_line_error(
-        robolearn("list", "--import", "no_such_module_here"),
-        "--import no_such_module_here: ModuleNotFoundError",
+        robolearn("list", "--import", "no_such_module_here", cwd=tmp_path),
+        f"--import no_such_module_here: no module named 'no_such_module_here' on the import "
+        f"path or in {tmp_path.resolve()}; --import takes a module name (my_tasks, "
+        "my_pkg.tasks: on the import path or in the working folder) or the path of a .py file",
+    )
+    # a module found, whose own import fails: its error, not "not found"
+    (tmp_path / "needs_more.py").write_text("import no_such_dependency\n")
+    one_line_error(
+        robolearn("list", "--import", "needs_more", cwd=tmp_path),
+        "--import needs_more: ModuleNotFoundError: No module named 'no_such_dependency'",
     )
     one_line_error(
         robolearn("train", "--task", "cartpole_balance", "--import", "raising_tasks", env=env),

@@ -250,10 +250,13 @@ def export_policy(
     check_samples: int = 256,
     checkpoint: Path | None = None,
     iteration: int | None = None,
+    imports: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Write ``policy.onnx``, ``policy.pt`` and ``policy.json`` to ``out_dir`` as one set;
     check that ONNX and TorchScript agree with torch and time one-observation inference with
-    onnxruntime. ``checkpoint`` and ``iteration``: the checkpoint exported, for policy.json.
+    onnxruntime. ``checkpoint`` and ``iteration``: the checkpoint exported, for policy.json;
+    ``imports``: the ``--import`` modules (``modules``) and folders (``path``) its run was
+    trained with, which ``robolearn play`` of the exported file imports again.
 
     The files are written and checked in a staging folder inside ``out_dir`` (so that the
     renames never cross a file system) and renamed into place only when all three are
@@ -286,6 +289,8 @@ def export_policy(
             "path": None if checkpoint is None else str(Path(checkpoint).resolve()),
             "iteration": iteration,
         }
+        if imports and imports.get("modules"):
+            description["imports"] = imports
         description["files"] = {
             kind: {"file": name, "sha256": sha256_of(stage / name)} for kind, name in FILES.items()
         }

@@ -10,6 +10,7 @@ from typing import Any
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.policy import find_checkpoint, load_for_env, output_dir, pretrained_path
+from robolearn.rl.runs import import_for_policy, recorded_imports
 from robolearn.rl.session import build_setup, resolve_device_engine
 
 
@@ -65,6 +66,7 @@ def play(opts: PlayOptions, log=print) -> int:
     from robolearn.rl.policy_api import policy_kind, read_description
 
     engine = resolve_device_engine(opts.device, opts.engine)
+    import_for_policy(opts.task, opts.checkpoint, opts.log_root)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
     path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
     exported = policy_kind(path) != "checkpoint"
@@ -219,12 +221,19 @@ def export(
     task = task or data.get("task")
     if not task:
         raise RobolearnError(f"{path} does not name its task; pass --task")
+    import_for_policy(task, str(path), log_root)
     env, setup = _env_for_checkpoint(task, data, [], num_envs=1, engine="cpu")
     _, runner, _ = load_for_env(env, path)
     experiment = setup.agent_cfg.experiment_name
     out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"
+    recorded = recorded_imports(path)
     report: dict[str, Any] = export_policy(
-        runner, env, out_dir, checkpoint=path, iteration=data.get("iterations")
+        runner,
+        env,
+        out_dir,
+        checkpoint=path,
+        iteration=data.get("iterations"),
+        imports={"modules": recorded[0], "path": recorded[1]} if recorded else None,
     )
     if as_json:
         print(json.dumps(report))

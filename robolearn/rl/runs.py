@@ -53,6 +53,9 @@ class RunParams:
     records the other's first)."""
     imports: list[str]
     """The ``--import`` modules the run was started with."""
+    import_path: list[str] = dataclasses.field(default_factory=list)
+    """Folders the run's module names were found in, outside the import path (the working
+    folder it was started from)."""
 
 
 def read_run_params(run_dir: str | os.PathLike) -> RunParams:
@@ -81,18 +84,12 @@ def read_run_params(run_dir: str | os.PathLike) -> RunParams:
             f"{PARAMS_FORMAT} (runs before typed params/ cannot be reloaded)"
         )
     lists = {}
-    for key in ("overrides", "imports"):
+    for key in ("overrides", "imports", "import_path"):
         value = run.get(key) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise RobolearnError(f"{where}: {key} must be a list of strings, got {value!r}")
         lists[key] = value
-    if lists["imports"]:
-        from robolearn.registry import import_tasks
-
-        try:
-            import_tasks(lists["imports"])
-        except RobolearnError as exc:
-            raise RobolearnError(f"{where}: {exc}") from exc
+    _import_recorded(lists["imports"], lists["import_path"], where)
     from robolearn.env import ManagerBasedRLEnvCfg
 
     return RunParams(
@@ -102,7 +99,65 @@ def read_run_params(run_dir: str | os.PathLike) -> RunParams:
         agent_cfg=load_config(params / "agent.yaml", AgentCfg, root="agent"),
         overrides=lists["overrides"],
         imports=lists["imports"],
+        import_path=lists["import_path"],
     )
+
+
+def _import_recorded(modules: list[str], search: list[str], where: Path) -> None:
+    """Import a run's recorded ``--import`` modules; an error names the file recording them."""
+    if not modules:
+        return
+    from robolearn.registry import import_tasks
+
+    try:
+        import_tasks(modules, search=search)
+    except RobolearnError as exc:
+        raise RobolearnError(f"{where}: {exc}") from exc
+
+
+def recorded_imports(path: str | os.PathLike) -> tuple[list[str], list[str], Path] | None:
+    """The ``--import`` modules and folders recorded for the run a policy comes from, and
+    the file recording them; None when nothing is recorded.
+
+    ``path``: a run folder, a checkpoint in one, or an exported file, whose policy.json
+    (schema 3) records them, or whose run lies a folder above (``<run>/exported/``)."""
+    path = Path(path).expanduser()
+    folder = path if path.is_dir() else path.parent
+    description = folder / "policy.json"
+    if not path.is_dir() and description.is_file():
+        recorded = load_yaml(description).get("imports") or {}
+        if recorded.get("modules"):
+            return list(recorded["modules"]), list(recorded.get("path") or []), description
+    for run_dir in (folder, folder.parent):
+        run_yaml = run_dir / "params" / "run.yaml"
+        if run_yaml.is_file():
+            run = load_yaml(run_yaml)
+            if not isinstance(run, dict) or not run.get("imports"):
+                return None
+            return list(run["imports"]), list(run.get("import_path") or []), run_yaml
+    return None
+
+
+def import_for_policy(task: str | None, checkpoint: str | None, log_root: str | Path) -> None:
+    """Make a task defined by an ``--import`` module known before a policy of it is played,
+    viewed or exported, from what its run recorded: the run that ``checkpoint`` names (a
+    path), else the task's newest run under ``log_root``. Nothing is imported when the task
+    is known already, or nothing was recorded."""
+    from robolearn.registry import task_names
+
+    if task is not None and task in task_names():
+        return
+    candidates: list[Path] = []
+    if checkpoint and checkpoint not in ("latest", "pretrained"):
+        candidates.append(Path(checkpoint))
+    if task is not None and (Path(log_root) / task).is_dir():
+        candidates += sorted((Path(log_root) / task).iterdir(), key=_run_order, reverse=True)
+    for candidate in candidates:
+        recorded = recorded_imports(candidate) if candidate.exists() else None
+        if recorded is not None:
+            modules, search, where = recorded
+            _import_recorded(modules, search, where)
+            return
 
 
 def check_name(name: str, what: str) -> str:

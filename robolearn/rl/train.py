@@ -13,6 +13,7 @@ from typing import Any
 
 from robolearn.config import save_config, save_yaml
 from robolearn.errors import RobolearnError
+from robolearn.registry import import_roots
 from robolearn.rl import distributed
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.config import compile_problem
@@ -283,7 +284,7 @@ def _train_in(
                 **run_info,
                 "engine": ran_on,
                 "device": str(env.device),
-                "imports": [_import_for_record(m) for m in opts.imports],
+                **_imports_record(opts, source),
                 "from_run": str(source.run_dir.resolve()) if source is not None else None,
             },
             ran_on,
@@ -361,6 +362,16 @@ def _engine_that_ran(env) -> str:
     the GPU it ran on (``cuda:0``), so that a run started ``--from`` this one runs there."""
     name = env.engine.name
     return str(env.device) if name == "cuda" else name
+
+
+def _imports_record(opts: TrainOptions, source: RunParams | None) -> dict[str, list[str]]:
+    """run.yaml's ``imports`` (a ``--from`` source's first) and ``import_path``: where module
+    names were found off the import path (the working folder), so that play, export, view
+    and a later ``--from`` import them again from any folder without ``--import``."""
+    earlier = (source.imports, source.import_path) if source is not None else ([], [])
+    modules = [*earlier[0], *(_import_for_record(m) for m in opts.imports)]
+    folders = [*earlier[1], *(str(p) for p in import_roots())]
+    return {"imports": list(dict.fromkeys(modules)), "import_path": list(dict.fromkeys(folders))}
 
 
 def _import_for_record(module: str) -> str:

@@ -46,6 +46,7 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     """Build the task's envs and the chosen action source, then run the chosen viewer until
     it is closed (or a limit is reached); returns the exit status."""
     from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.runs import import_for_policy
     from robolearn.rl.session import build_setup, resolve_device_engine
 
     if opts.viewer not in ("web", "native"):
@@ -53,6 +54,7 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     if opts.actions not in ("zero", "random", "policy"):
         raise RobolearnError(f"unknown action source {opts.actions!r}; valid: zero, random, policy")
     engine = resolve_device_engine(opts.device, opts.engine)
+    import_for_policy(opts.task, opts.checkpoint, opts.log_root)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
     if opts.follow is not None:
         _yield_to_training()
