@@ -18,6 +18,7 @@ Every function returns new config objects, so a task may change its copy freely.
 from __future__ import annotations
 
 import copy
+import sys
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -35,6 +36,8 @@ from robolearn.managers import (
 )
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg
+from robolearn.scene.assembly import resolve_model_path
+from robolearn.sim import load_spec
 from robolearn.terrain import TerrainCfg
 
 COMMAND = "base_velocity"
@@ -156,8 +159,15 @@ def push_base() -> EventTermCfg:
 # ---- the recipe -----------------------------------------------------------------------------
 
 
+CONTROL_DT = 0.02
+"""The family's policy period, s: 50 Hz, legged_gym's and Isaac Lab's rate."""
+
+
 def velocity_env_cfg(
-    scene: SceneCfg, base_body: str, contact_bodies: str | list[str] | None = None
+    scene: SceneCfg,
+    base_body: str,
+    contact_bodies: str | list[str] | None = None,
+    control_dt: float = CONTROL_DT,
 ) -> ManagerBasedRLEnvCfg:
     """The velocity-tracking recipe for a legged robot.
 
@@ -165,16 +175,19 @@ def velocity_env_cfg(
         scene: the robot's scene; it needs ``root_body`` (the floating base) and ``feet``.
         base_body: the body whose mass is randomized (the trunk or torso).
         contact_bodies: bodies whose touching anything ends the episode; default the base.
+        control_dt: the policy's period, s (default 0.02: 50 Hz).
 
-    Joint-position actions on every actuator around the default pose (scale 0.25), 50 Hz
-    policy on the MJCF's timestep x 4, 20 s episodes; commands (vx, vy, yaw rate); the
-    policy observes :func:`proprioception`; rewards :func:`velocity_rewards`; episodes end
-    on a time-out or a base contact; foot friction, base mass, initial pose and pushes are
+    Joint-position actions on every actuator around the default pose (scale 0.25), the
+    policy every ``control_dt`` on the MJCF's own timestep (decimation ``control_dt /
+    timestep``: 4 at 5 ms, 10 at 2 ms; a timestep that does not divide it is warned about,
+    with the rate the policy gets), 20 s episodes; commands (vx, vy, yaw rate); the policy
+    observes :func:`proprioception`; rewards :func:`velocity_rewards`; episodes end on a
+    time-out or a base contact; foot friction, base mass, initial pose and pushes are
     randomized; joints reset to 0.8-1.2 x their default.
     """
     return ManagerBasedRLEnvCfg(
         scene=scene,
-        decimation=4,
+        decimation=control_decimation(scene.model, control_dt),
         episode_length_s=20.0,
         actions={"joint_pos": JointPositionActionCfg(scale=0.25)},
         commands={COMMAND: velocity_command()},
@@ -196,6 +209,28 @@ def velocity_env_cfg(
             "push": push_base(),
         },
     )
+
+
+def control_decimation(model: str, control_dt: float = CONTROL_DT) -> int:
+    """Physics steps per policy step that make ``control_dt`` on ``model``'s own timestep
+    (its MJCF ``<option timestep>``); one line on stderr when no whole number does, saying
+    the rate the policy gets instead."""
+    timestep = float(load_spec(resolve_model_path(model)).option.timestep)
+    decimation = max(1, round(control_dt / timestep))
+    period = decimation * timestep
+    if abs(period - control_dt) > 1e-3 * control_dt and (model, control_dt) not in _warned:
+        _warned.add((model, control_dt))
+        print(
+            f"robolearn: warning: {model}'s timestep {timestep:g} s does not divide the "
+            f"velocity recipe's control period {control_dt:g} s: the policy runs at "
+            f"{1 / period:.1f} Hz ({decimation} steps of {timestep:g} s), not "
+            f"{1 / control_dt:g} Hz; set sim.physics_dt and decimation to choose",
+            file=sys.stderr,
+        )
+    return decimation
+
+
+_warned: set[tuple[str, float]] = set()
 
 
 def velocity_play_cfg(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:

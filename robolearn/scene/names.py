@@ -23,16 +23,8 @@ def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) 
     Raises RobolearnError naming the valid names if a pattern matches nothing, and the
     regex's own error if a pattern is not one.
     """
-    if isinstance(patterns, str):
-        patterns = [patterns]
     ids: list[int] = []
-    for pattern in patterns:
-        try:
-            regex = re.compile(pattern)
-        except (re.error, TypeError) as exc:
-            raise RobolearnError(
-                f"the {what} pattern {pattern!r} is not a regular expression: {exc}"
-            ) from exc
+    for pattern, regex in compile_patterns(patterns, what):
         hits = [i for i, n in enumerate(names) if regex.fullmatch(n)]
         if not hits:
             raise RobolearnError(
@@ -40,6 +32,24 @@ def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) 
             )
         ids.extend(h for h in hits if h not in ids)
     return sorted(ids)
+
+
+def compile_patterns(
+    patterns: str | Sequence[str], what: str
+) -> list[tuple[str, re.Pattern[str]]]:
+    """Each pattern with its compiled regex; one that is not a regex is a RobolearnError
+    naming it (as the pattern of a ``what``) and the regex's own error."""
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append((pattern, re.compile(pattern)))
+        except (re.error, TypeError) as exc:
+            raise RobolearnError(
+                f"the {what} pattern {pattern!r} is not a regular expression: {exc}"
+            ) from exc
+    return compiled
 
 
 _FIELD = {

@@ -16,7 +16,7 @@ import mujoco
 from robolearn.errors import RobolearnError
 from robolearn.scene.assembly import resolve_model_path
 from robolearn.scene.config import SceneCfg
-from robolearn.scene.names import match_names
+from robolearn.scene.names import compile_patterns, match_names
 from robolearn.sim import load_spec
 
 
@@ -77,6 +77,7 @@ def _keyframe(spec: mujoco.MjSpec, keyframe: str | None, model: str) -> str | No
 def _feet(spec: mujoco.MjSpec, feet: str | Sequence[str]) -> tuple[str, ...]:
     if not feet:
         return ()
+    compile_patterns(feet, "feet")
     bodies = [b.name for b in spec.bodies]
     try:
         return tuple(bodies[i] for i in match_names(bodies, feet, "body"))
@@ -85,4 +86,9 @@ def _feet(spec: mujoco.MjSpec, feet: str | Sequence[str]) -> tuple[str, ...]:
         try:
             return tuple(geoms[i] for i in match_names(geoms, feet, "geom"))
         except RobolearnError:
-            raise RobolearnError(f"feet {feet!r} match no body and no geom of the model") from None
+            named_geoms = [g for g in geoms if g]
+            raise RobolearnError(
+                f"feet {feet!r} match no body and no geom of the model; bodies: "
+                f"{', '.join(b for b in bodies if b)}; named geoms: "
+                f"{', '.join(named_geoms) or 'none'}"
+            ) from None
