@@ -343,9 +343,13 @@ def _publish(stage: Path, out_dir: Path) -> None:
 
 def _write_torchscript(net: torch.nn.Module, path: Path):
     """``net`` as TorchScript at ``path`` (in the staging folder); returns the module."""
-    scripted = torch.jit.script(net)
     buffer = io.BytesIO()
-    torch.jit.save(scripted, buffer)
+    with warnings.catch_warnings():
+        # torch announces TorchScript's deprecation; it is the file format robots' C++ and
+        # Python runtimes load today, written beside the ONNX file
+        warnings.simplefilter("ignore", DeprecationWarning)
+        scripted = torch.jit.script(net)
+        torch.jit.save(scripted, buffer)
     path.write_bytes(buffer.getvalue())
     return scripted
 
