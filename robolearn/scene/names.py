@@ -34,9 +34,7 @@ def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) 
     return sorted(ids)
 
 
-def compile_patterns(
-    patterns: str | Sequence[str], what: str
-) -> list[tuple[str, re.Pattern[str]]]:
+def compile_patterns(patterns: str | Sequence[str], what: str) -> list[tuple[str, re.Pattern[str]]]:
     """Each pattern with its compiled regex; one that is not a regex is a RobolearnError
     naming it (as the pattern of a ``what``) and the regex's own error."""
     if isinstance(patterns, str):
