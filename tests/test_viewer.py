@@ -860,17 +860,7 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
             assert time.time() < deadline, f"no checkpoint in {START_S} s"
             time.sleep(0.2)
         run = next(root.glob("cartpole_balance/*_live"))
-        viewer = start_web_viewer(
-            tmp_path / "viewer",
-            "--task",
-            "cartpole_balance",
-            "--follow",
-            "live",
-            "--log_root",
-            str(root),
-            "--max_seconds",
-            "1200",
-        )
+        viewer = _follow_live(tmp_path, root)
         url = viewer.url
         first = state(url)
         assert first["actions"] == "follow" and first["iteration"] >= 3
@@ -911,6 +901,16 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
             train.wait()
 
 
+def _follow_live(tmp_path, root, wait: bool = True):
+    """A web viewer following cartpole_balance's run named ``live`` under ``root``."""
+    return start_web_viewer(
+        tmp_path / "viewer",
+        *("--task", "cartpole_balance", "--follow", "live", "--log_root", str(root)),
+        *("--max_seconds", "1200"),
+        wait=wait,
+    )
+
+
 def actions_sent(url: str) -> list[float]:
     """Every action value in the watched env's history, as the plots get it."""
     status, body = request(url, "GET", "/telemetry.json?since=-1")
@@ -925,18 +925,7 @@ def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoin
 
     root = tmp_path / "logs"
     # the viewer comes first, before the run exists, and says what it waits for
-    viewer = start_web_viewer(
-        tmp_path / "viewer",
-        "--task",
-        "cartpole_balance",
-        "--follow",
-        "live",
-        "--log_root",
-        str(root),
-        "--max_seconds",
-        "1200",
-        wait=False,
-    )
+    viewer = _follow_live(tmp_path, root, wait=False)
     train, train_err = None, tmp_path / "train.err"
     try:
         deadline = time.time() + START_S
