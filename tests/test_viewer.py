@@ -828,30 +828,9 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
     root = tmp_path / "logs"
     # training's output goes to files: an unread pipe fills up and blocks training, and then
     # no new checkpoint ever comes
-    train_out, train_err = tmp_path / "train.out", tmp_path / "train.err"
-    with train_out.open("w") as out_file, train_err.open("w") as err_file:
-        train = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "robolearn",
-                "train",
-                "--task",
-                "cartpole_balance",
-                "--num_envs",
-                "64",
-                "--max_iterations",
-                "100000",
-                "--log_root",
-                str(root),
-                "--run_name",
-                "live",
-                "agent.save_interval=3",
-            ],
-            stdout=out_file,
-            stderr=err_file,
-            text=True,
-        )
+    train_err = tmp_path / "train.err"
+    train = _train_live(tmp_path, root, "--num_envs", "64", "--max_iterations", "100000",
+                        "agent.save_interval=3")  # fmt: skip
     viewer = None
     try:
         deadline = time.time() + START_S
@@ -893,12 +872,33 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
     finally:
         if viewer is not None:
             viewer.stop()
+        _stop(train)
+
+
+def _stop(train: subprocess.Popen) -> None:
+    """SIGTERM (training saves and exits), then a kill if it does not within STOP_S."""
+    if train.poll() is None:
+        os.kill(train.pid, signal.SIGCONT)  # a paused process takes no signal but this
         train.send_signal(signal.SIGTERM)
-        try:
-            train.wait(timeout=STOP_S)
-        except subprocess.TimeoutExpired:
-            train.kill()
-            train.wait()
+    try:
+        train.wait(timeout=STOP_S)
+    except subprocess.TimeoutExpired:
+        train.kill()
+        train.wait()
+
+
+def _train_live(tmp_path, root, *args: str) -> subprocess.Popen:
+    """cartpole_balance training as the run named ``live`` under ``root``; its output goes
+    to train.out and train.err in ``tmp_path`` (an unread pipe fills up and blocks
+    training, and then no new checkpoint ever comes)."""
+    command = [sys.executable, "-m", "robolearn", "train", "--task", "cartpole_balance"]
+    with (tmp_path / "train.out").open("w") as out, (tmp_path / "train.err").open("w") as err:
+        return subprocess.Popen(
+            [*command, "--log_root", str(root), "--run_name", "live", *args],
+            stdout=out,
+            stderr=err,
+            text=True,
+        )
 
 
 def _follow_live(tmp_path, root, wait: bool = True):
@@ -933,28 +933,8 @@ def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoin
             assert viewer.proc.poll() is None, viewer.stderr()[-3000:]
             assert time.time() < deadline, f"no waiting line in {START_S} s: {viewer.stderr()}"
             time.sleep(0.2)
-        with (tmp_path / "train.out").open("w") as out_file, train_err.open("w") as err_file:
-            train = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "robolearn",
-                    "train",
-                    "--task",
-                    "cartpole_balance",
-                    "--num_envs",
-                    "16",
-                    "--max_iterations",
-                    "40",  # its one checkpoint is the last (save_interval 50)
-                    "--log_root",
-                    str(root),
-                    "--run_name",
-                    "live",
-                ],
-                stdout=out_file,
-                stderr=err_file,
-                text=True,
-            )
+        # its one checkpoint is the last (save_interval 50)
+        train = _train_live(tmp_path, root, "--num_envs", "16", "--max_iterations", "40")
         # paused as soon as params/ is written: the viewer finds a run with its params and
         # no checkpoint, however long it takes to build its envs
         deadline = time.time() + START_S
@@ -1004,14 +984,7 @@ def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoin
     finally:
         viewer.stop()
         if train is not None:
-            if train.poll() is None:
-                os.kill(train.pid, signal.SIGCONT)
-                train.send_signal(signal.SIGTERM)
-            try:
-                train.wait(timeout=STOP_S)
-            except subprocess.TimeoutExpired:
-                train.kill()
-                train.wait()
+            _stop(train)
 
 
 def test_follow_says_what_it_waits_for_and_max_seconds_ends_the_wait(tmp_path):
