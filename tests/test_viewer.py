@@ -855,11 +855,13 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
 
         status, body = request(url, "GET", "/scene3d.json")
         assert status == 200 and strict_json(body)["nbody"] == 3, body[:200]
-        status, body = request(url, "GET", "/poses.bin?envs=0,1")
-        assert status == 200, body
-        poses = decode_poses(body)
-        status, body = request(url, "GET", f"/poses.bin?envs=0,1&after={poses['frame']}")
-        moved = decode_poses(body)
+        # 503 until the simulation has captured the envs asked for (the page asks again)
+        poses = decode_poses(_poses_when_ready(url, "/poses.bin?envs=0,1"))
+        deadline, moved = time.time() + WAIT_S, poses
+        while moved["frame"] == poses["frame"] and time.time() < deadline:  # a newer one
+            moved = decode_poses(
+                _poses_when_ready(url, f"/poses.bin?envs=0,1&after={poses['frame']}")
+            )
         assert moved["frame"] != poses["frame"] and moved["steps"] > poses["steps"]
         # what the page does: one open /poses.stream answer, each new frame pushed to it
         frames = stream_frames(url, "/poses.stream?envs=0,1", 3)
@@ -870,9 +872,11 @@ def test_web_viewer_follows_training_and_reloads_new_checkpoints(tmp_path):
         assert len(progress(run)) > first["iteration"]  # training carried on meanwhile
         assert train.poll() is None, train_err.read_text()[-3000:]
     finally:
-        if viewer is not None:
-            viewer.stop()
-        _stop(train)
+        try:
+            if viewer is not None:
+                viewer.stop()
+        finally:  # a viewer that fails to stop must not leave training running
+            _stop(train)
 
 
 def _stop(train: subprocess.Popen) -> None:
@@ -885,6 +889,18 @@ def _stop(train: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         train.kill()
         train.wait()
+
+
+def _poses_when_ready(url: str, path: str) -> bytes:
+    """``GET path`` once it answers 200 (503: the envs are not captured yet, as a viewer
+    beside a busy training run may take a while to), under a deadline."""
+    deadline = time.time() + WAIT_S
+    while True:
+        status, body = request(url, "GET", path)
+        if status == 200:
+            return body
+        assert status == 503 and time.time() < deadline, (status, body[:200])
+        time.sleep(0.2)
 
 
 def _train_live(tmp_path, root, *args: str) -> subprocess.Popen:
@@ -982,9 +998,11 @@ def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoin
         assert kept["checkpoint"] == str(run / "model_40.pt") and kept["iteration"] == 40
         assert "Traceback" not in viewer.stderr(), viewer.stderr()[-3000:]
     finally:
-        viewer.stop()
-        if train is not None:
-            _stop(train)
+        try:
+            viewer.stop()
+        finally:  # a viewer that fails to stop must not leave training running
+            if train is not None:
+                _stop(train)
 
 
 def test_follow_says_what_it_waits_for_and_max_seconds_ends_the_wait(tmp_path):

@@ -56,8 +56,6 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     engine = resolve_device_engine(opts.device, opts.engine)
     import_for_policy(opts.task, opts.checkpoint, opts.log_root)
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
-    if opts.follow is not None:
-        _yield_to_training()
     source_path, trained = _policy_source(opts, experiment)
     overrides = list(opts.overrides)
     num_envs = opts.num_envs or (4 if opts.follow is not None else 16)
@@ -81,21 +79,6 @@ def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     if opts.viewer == "native":
         return _run_native(session, opts, log)
     return _run_web(session, opts, log)
-
-
-def _yield_to_training() -> None:
-    """Run this viewer only on CPU time a training run leaves idle.
-
-    ``nice 10`` alone still took a fifth of a 2-core machine's training throughput: each
-    slice the viewer got stalled one of MuJoCo's barrier-synchronised workers, and the
-    other waited. Linux's SCHED_IDLE class runs a process only when a core has nothing else
-    to run (the training's workers waiting at a barrier, the learner's quieter moments);
-    elsewhere, ``nice 19``.
-    """
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        os.nice(19)
 
 
 WAIT_POLL_S = 0.5
@@ -190,7 +173,7 @@ def _check_task(trained: str | None, task: str, run: Path) -> None:
 def _run_native(session: ViewerSession, opts: ViewOptions, log: Callable[[str], None]) -> int:
     from robolearn.viewer.native import exit_if_window_lingers, run_native
 
-    frames = run_native(session, opts.max_steps, opts.max_seconds)
+    frames = run_native(session, opts.max_steps, opts.max_seconds, _low_priority(session, opts))
     log(f"native viewer closed after {session.steps} env steps, {frames} frames")
     exit_if_window_lingers(0)
     return 0
@@ -209,9 +192,19 @@ def _run_web(session: ViewerSession, opts: ViewOptions, log: Callable[[str], Non
             f"then open http://localhost:{viewer.port}/"
         )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a viewer is closed
-        viewer.run(opts.max_steps, opts.max_seconds)
+        viewer.run(opts.max_steps, opts.max_seconds, _low_priority(session, opts))
     log(f"web viewer stopped after {session.steps} env steps, {viewer.frames} frames")
     return 0
+
+
+def _low_priority(session: ViewerSession, opts: ViewOptions):
+    """Beside a training run it follows, the viewer's simulation loop runs on the CPU time
+    training leaves idle (:mod:`robolearn.viewer.priority`); None otherwise."""
+    if opts.follow is None:
+        return None
+    from robolearn.viewer.priority import yield_cpu
+
+    return yield_cpu
 
 
 def _check_host(host: str, log: Callable[[str], None]) -> None:

@@ -40,9 +40,15 @@ _KEYS = {
 
 
 def run_native(
-    session: ViewerSession, max_steps: int | None = None, max_seconds: float | None = None
+    session: ViewerSession,
+    max_steps: int | None = None,
+    max_seconds: float | None = None,
+    low_priority: Callable[[], contextlib.AbstractContextManager] | None = None,
 ) -> int:
-    """Open the window and run until it is closed or a limit is reached; returns frames shown."""
+    """Open the window and run until it is closed or a limit is reached; returns frames shown.
+
+    ``low_priority``: a context the simulation loop runs in once the window's thread is up
+    (:func:`robolearn.viewer.priority.yield_cpu` beside a training run)."""
     _check_display()
     import mujoco.viewer
 
@@ -52,13 +58,24 @@ def run_native(
         # A bounded run never hangs: should the window's GL/X teardown stall far past the
         # limit, print every thread's stack (where it stalled) and exit non-zero.
         faulthandler.dump_traceback_later(max_seconds + 60, exit=True)
-    frames, started = 0, time.monotonic()
+    started = time.monotonic()
     with (
         _close_on_ctrl_c() as stop,
         mujoco.viewer.launch_passive(model, data, key_callback=_key_handler(session)) as viewer,
     ):
         viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = True
         viewer.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = True
+        frames = _loop(session, viewer, data, stop, started, max_steps, max_seconds, low_priority)
+    _wait_for_window_thread()
+    if max_seconds is not None:
+        faulthandler.cancel_dump_traceback_later()
+    return frames
+
+
+def _loop(session, viewer, data, stop, started, max_steps, max_seconds, low_priority) -> int:
+    """Step, show the watched env, and sync the window until it closes or a limit is met."""
+    frames = 0
+    with low_priority() if low_priority is not None else contextlib.nullcontext():
         while viewer.is_running() and not stop.is_set():
             session.tick()
             with viewer.lock():
@@ -74,9 +91,6 @@ def run_native(
             if max_seconds is not None and time.monotonic() - started >= max_seconds:
                 break
             time.sleep(0.01)
-    _wait_for_window_thread()
-    if max_seconds is not None:
-        faulthandler.cancel_dump_traceback_later()
     return frames
 
 

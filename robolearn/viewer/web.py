@@ -35,6 +35,7 @@ request sends can end the simulation loop.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import ipaddress
 import json
@@ -46,6 +47,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -335,36 +337,51 @@ class WebViewer:
             self._marker_answers.update(answers)
             self._markers_ready.notify_all()
 
-    def run(self, max_steps: int | None = None, max_seconds: float | None = None) -> None:
-        """Serve until interrupted (or a limit is reached): HTTP in a thread, simulation here."""
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        thread.start()
-        started, last_frame = time.monotonic(), 0.0
+    def run(
+        self,
+        max_steps: int | None = None,
+        max_seconds: float | None = None,
+        low_priority: Callable[[], contextlib.AbstractContextManager] | None = None,
+    ) -> None:
+        """Serve until interrupted (or a limit is reached): HTTP in a thread, simulation here.
+
+        ``low_priority``: a context the simulation loop and the HTTP thread run in
+        (:func:`robolearn.viewer.priority.yield_cpu` beside a training run)."""
+        started, serving = time.monotonic(), False
         try:
-            while True:
-                taken = self.session.tick()
-                now = time.monotonic()
-                self._capture_poses(taken, now)
-                stale = self._jpeg_stale and self._jpeg_wanted(now)
-                if (self.session.changed or stale) and now - last_frame >= 1.0 / self.max_fps:
-                    self.session.changed = False
-                    self._render()
-                    last_frame = now
-                elif not taken:
-                    # until the next step is due (a page's request for markers wakes it):
-                    # a followed training run's cores see ~50 wake-ups a second, not 200
-                    self._wake.wait(min(self.session.due_in(), MAX_SLEEP_S))
-                    self._wake.clear()
-                self._read_markers()
-                if max_steps is not None and self.session.steps >= max_steps:
-                    break
-                if max_seconds is not None and now - started >= max_seconds:
-                    break
+            with low_priority() if low_priority is not None else contextlib.nullcontext():
+                threading.Thread(target=self.server.serve_forever, daemon=True).start()
+                serving = True
+                self._loop(started, max_steps, max_seconds)
         finally:
             self.closing.set()
-            self.server.shutdown()
+            if serving:  # shutdown() waits for a serve_forever that never ran, for ever
+                self.server.shutdown()
             self.server.server_close()
             self.renderer.close()
+
+    def _loop(self, started: float, max_steps: int | None, max_seconds: float | None) -> None:
+        """Step, capture poses, render what pages want, sleep until the next step is due."""
+        last_frame = 0.0
+        while True:
+            taken = self.session.tick()
+            now = time.monotonic()
+            self._capture_poses(taken, now)
+            stale = self._jpeg_stale and self._jpeg_wanted(now)
+            if (self.session.changed or stale) and now - last_frame >= 1.0 / self.max_fps:
+                self.session.changed = False
+                self._render()
+                last_frame = now
+            elif not taken:
+                # until the next step is due (a page's request for markers wakes it):
+                # a followed training run's cores see ~50 wake-ups a second, not 200
+                self._wake.wait(min(self.session.due_in(), MAX_SLEEP_S))
+                self._wake.clear()
+            self._read_markers()
+            if max_steps is not None and self.session.steps >= max_steps:
+                break
+            if max_seconds is not None and now - started >= max_seconds:
+                break
 
 
 class _RefusedError(Exception):
