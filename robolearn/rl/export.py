@@ -295,20 +295,9 @@ def export_policy(
             kind: {"file": name, "sha256": sha256_of(stage / name)} for kind, name in FILES.items()
         }
         (stage / DESCRIPTION).write_bytes(json.dumps(description, indent=2).encode())
-
-        session = _onnx_session(stage / FILES["onnx"])
-        gen = torch.Generator().manual_seed(0)
-        obs = 2.0 * torch.randn(check_samples, dim, generator=gen)
-        with torch.no_grad():
-            reference = net(obs).numpy()
-            scripted_out = scripted(obs).numpy()
-        onnx_out = session.run(None, {"obs": obs.numpy()})[0]
-        max_diff = float(np.abs(onnx_out - reference).max())
-        jit_diff = float(np.abs(scripted_out - reference).max())
-        if max_diff > 1e-4 or jit_diff > 1e-5:
-            raise RuntimeError(
-                f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}"
-            )
+        session, obs, max_diff, jit_diff = _check_against_torch(
+            net, scripted, stage, dim, check_samples
+        )
         _publish(stage, out_dir)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -325,6 +314,23 @@ def export_policy(
         "onnx_latency_us_median": statistics.median(times) * 1e6,
         "onnx_latency_us_p99": sorted(times)[int(0.99 * len(times))] * 1e6,
     }
+
+
+def _check_against_torch(net, scripted, stage: Path, dim: int, samples: int):
+    """The staged ONNX and TorchScript files run on random observations against torch:
+    (the ONNX session, the observations, max |onnx - torch|, max |jit - torch|)."""
+    session = _onnx_session(stage / FILES["onnx"])
+    gen = torch.Generator().manual_seed(0)
+    obs = 2.0 * torch.randn(samples, dim, generator=gen)
+    with torch.no_grad():
+        reference = net(obs).numpy()
+        scripted_out = scripted(obs).numpy()
+    onnx_out = session.run(None, {"obs": obs.numpy()})[0]
+    max_diff = float(np.abs(onnx_out - reference).max())
+    jit_diff = float(np.abs(scripted_out - reference).max())
+    if max_diff > 1e-4 or jit_diff > 1e-5:
+        raise RuntimeError(f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}")
+    return session, obs, max_diff, jit_diff
 
 
 def _publish(stage: Path, out_dir: Path) -> None:

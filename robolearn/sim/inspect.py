@@ -134,22 +134,7 @@ def inspect_model(source: ModelSource | mujoco.MjModel, engines: bool = True) ->
         cone=_enum(model.opt.cone, mujoco.mjtCone),
     )
     report.bodies = [_name(model, obj.mjOBJ_BODY, b) for b in range(1, model.nbody)]
-    for g in range(model.ngeom):
-        contype, conaffinity = int(model.geom_contype[g]), int(model.geom_conaffinity[g])
-        report.geoms.append(
-            {
-                "name": _name(model, obj.mjOBJ_GEOM, g),
-                "named": bool(mujoco.mj_id2name(model, obj.mjOBJ_GEOM, g)),
-                "body": _name(model, obj.mjOBJ_BODY, model.geom_bodyid[g]),
-                "type": _enum(model.geom_type[g], mujoco.mjtGeom),
-                "size": [float(x) for x in model.geom_size[g]],
-                "group": int(model.geom_group[g]),
-                "contype": contype,
-                "conaffinity": conaffinity,
-                "condim": int(model.geom_condim[g]),
-                "collides": _collides(contype, conaffinity),
-            }
-        )
+    report.geoms = [_geom(model, g) for g in range(model.ngeom)]
     report.sites = [
         {
             "name": _name(model, obj.mjOBJ_SITE, i),
@@ -157,6 +142,35 @@ def inspect_model(source: ModelSource | mujoco.MjModel, engines: bool = True) ->
         }
         for i in range(model.nsite)
     ]
+    _add_joints(model, report)
+    report.actuators = [_actuator(model, a) for a in range(model.nu)]
+    report.sensors = [_sensor(model, s) for s in range(model.nsensor)]
+    report.keyframes = [_name(model, obj.mjOBJ_KEY, k) for k in range(model.nkey)]
+    if engines:
+        report.engines = {"cpu": None, "warp": warp_refuses(model)}
+    return report
+
+
+def _geom(model: mujoco.MjModel, g: int) -> dict[str, Any]:
+    obj = mujoco.mjtObj
+    contype, conaffinity = int(model.geom_contype[g]), int(model.geom_conaffinity[g])
+    return {
+        "name": _name(model, obj.mjOBJ_GEOM, g),
+        "named": bool(mujoco.mj_id2name(model, obj.mjOBJ_GEOM, g)),
+        "body": _name(model, obj.mjOBJ_BODY, model.geom_bodyid[g]),
+        "type": _enum(model.geom_type[g], mujoco.mjtGeom),
+        "size": [float(x) for x in model.geom_size[g]],
+        "group": int(model.geom_group[g]),
+        "contype": contype,
+        "conaffinity": conaffinity,
+        "condim": int(model.geom_condim[g]),
+        "collides": _collides(contype, conaffinity),
+    }
+
+
+def _add_joints(model: mujoco.MjModel, report: ModelReport) -> None:
+    """The joints, with what bounds their force, and the floating bases among them."""
+    obj = mujoco.mjtObj
     driving: dict[int, list[int]] = {}
     for a in range(model.nu):
         if int(model.actuator_trntype[a]) in _JOINT_TRANSMISSIONS:
@@ -183,30 +197,29 @@ def inspect_model(source: ModelSource | mujoco.MjModel, engines: bool = True) ->
             report.floating_bases.append(
                 {"body": joint["body"], "qpos": joint["qpos"], "dof": joint["dof"]}
             )
-    for a in range(model.nu):
-        actuator = {"name": _name(model, obj.mjOBJ_ACTUATOR, a), **actuator_kind(model, a)}
-        if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
-            actuator["joint"] = _name(model, obj.mjOBJ_JOINT, model.actuator_trnid[a, 0])
-        actuator["gear"] = float(model.actuator_gear[a, 0])
-        if model.actuator_ctrllimited[a]:
-            actuator["ctrlrange"] = [float(x) for x in model.actuator_ctrlrange[a]]
-        if model.actuator_forcelimited[a]:
-            actuator["forcerange"] = [float(x) for x in model.actuator_forcerange[a]]
-        report.actuators.append(actuator)
-    for s in range(model.nsensor):
-        name = _name(model, obj.mjOBJ_SENSOR, s)
-        report.sensors.append(
-            {
-                "name": name,
-                "type": _enum(model.sensor_type[s], mujoco.mjtSensor),
-                "dim": int(model.sensor_dim[s]),
-                "added_by_robolearn": name == CONTACT_FORCE_SENSOR,
-            }
-        )
-    report.keyframes = [_name(model, obj.mjOBJ_KEY, k) for k in range(model.nkey)]
-    if engines:
-        report.engines = {"cpu": None, "warp": warp_refuses(model)}
-    return report
+
+
+def _actuator(model: mujoco.MjModel, a: int) -> dict[str, Any]:
+    obj = mujoco.mjtObj
+    actuator = {"name": _name(model, obj.mjOBJ_ACTUATOR, a), **actuator_kind(model, a)}
+    if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
+        actuator["joint"] = _name(model, obj.mjOBJ_JOINT, model.actuator_trnid[a, 0])
+    actuator["gear"] = float(model.actuator_gear[a, 0])
+    if model.actuator_ctrllimited[a]:
+        actuator["ctrlrange"] = [float(x) for x in model.actuator_ctrlrange[a]]
+    if model.actuator_forcelimited[a]:
+        actuator["forcerange"] = [float(x) for x in model.actuator_forcerange[a]]
+    return actuator
+
+
+def _sensor(model: mujoco.MjModel, s: int) -> dict[str, Any]:
+    name = _name(model, mujoco.mjtObj.mjOBJ_SENSOR, s)
+    return {
+        "name": name,
+        "type": _enum(model.sensor_type[s], mujoco.mjtSensor),
+        "dim": int(model.sensor_dim[s]),
+        "added_by_robolearn": name == CONTACT_FORCE_SENSOR,
+    }
 
 
 def _joint_forces(model: mujoco.MjModel, j: int, kind: str, actuators: list[int]) -> dict:
