@@ -1402,6 +1402,33 @@ def test_a_control_the_user_sets_stays_set_while_older_state_is_in_flight(browse
         stop()
 
 
+def test_markers_turned_off_stay_off_while_an_answer_is_in_flight(browser):
+    """A markers answer asked for before the user chose "none" (here every answer is held
+    back 400 ms) is dropped when it lands: before, it drew the markers again (and in the
+    3D test it replaced the markers the test had put there, under load)."""
+    viewer, stop = humanoids_in_thread(1)
+    try:
+        page = new_page(browser)
+        page.add_init_script(
+            "const plainFetch = window.fetch;"
+            "window.fetch = async (what, opts) => {"
+            "  const answer = await plainFetch(what, opts);"
+            "  const late = String(what).includes('markers.json');"
+            "  if (late) await new Promise((r) => setTimeout(r, 400));"
+            "  return answer; };"
+        )
+        page.goto(viewer.url + "?mode=3d")
+        page.wait_for_function("window.robolearn3d && robolearn3d.markersInFlight")
+        answered = page.evaluate("robolearn3d.stats.markerAnswers")
+        page.select_option("#markers", "none")
+        page.evaluate("robolearn3d.markers = {0: [{kind: 'text', start: [0, 0, 1], text: 'kept'}]}")
+        # the answer in flight landed, and the page took it in (its own count)
+        page.wait_for_function(f"robolearn3d.stats.markerAnswers > {answered}")
+        assert page.evaluate("robolearn3d.markers[0] && robolearn3d.markers[0][0].text") == "kept"
+    finally:
+        stop()
+
+
 def test_web_viewer_without_webgl_falls_back_to_rendered_frames():
     if CHROMIUM is None:
         pytest.fail("chromium is not installed: the set-up command installs it (scripts/setup.sh)")

@@ -788,7 +788,8 @@ void main() { outColor = vec4(shade(vColor.rgb, vNrm, vWorld), vColor.a); }`;
           this.stats.markerBytes += text.length;
           this.stats.lastMarkerBytes = text.length;
           this.stats.markerAnswers += 1;
-          if (asked === this.markerEnvs().join(',')) { this.markers = Scene3D.markersByEnv(JSON.parse(text), ids, this.view.selected); this.dirty = true; }
+          // an answer for envs no longer watched, or after markers were turned off, is dropped
+          if (this.view.markers !== 'none' && asked === this.markerEnvs().join(',')) { this.markers = Scene3D.markersByEnv(JSON.parse(text), ids, this.view.selected); this.dirty = true; }
         } else if (r.status === 404) {
           this.markersOffUntil = performance.now() + 10000; // not served by this viewer (yet)
         } else {
