@@ -24,7 +24,7 @@ def outside_engine(task: str, num_envs: int, steps: int, top: int) -> None:
     action = 0.2 * torch.randn(num_envs, env.num_actions, generator=gen)
     for _ in range(20):
         env.step(action)
-    with env.engine.timed() as timer:
+    with env.scene.engine.timed() as timer:
         start = time.perf_counter()
         for _ in range(steps):
             env.step(action)

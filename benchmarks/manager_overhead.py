@@ -51,7 +51,7 @@ def managed_env(task: str, num_envs: int, seconds: float) -> tuple[float, float]
     action = 0.2 * torch.randn(num_envs, env.num_actions, generator=gen)
     # Everything the engine does (substeps, resets, forward, divergence check) is physics;
     # the rest is ours.
-    with env.engine.timed() as timer:
+    with env.scene.engine.timed() as timer:
         steps, start = 0, time.perf_counter()
         while (elapsed := time.perf_counter() - start) < seconds:
             env.step(action)

@@ -25,7 +25,7 @@ def main() -> None:
     import imageio.v2 as imageio
 
     from robolearn.adapters import make_env
-    from robolearn.render.overlays import command_markers
+    from robolearn.render.markers import collect_markers
     from robolearn.render.video import EnvRenderer, track_body_of
     from robolearn.rl.policy import act, find_checkpoint, load_for_env
 
@@ -33,14 +33,16 @@ def main() -> None:
     env = make_env(args.task, num_envs=1, engine="cpu", play=True)
     path = find_checkpoint(args.task, args.task, args.checkpoint, None, "logs")
     policy, _, _ = load_for_env(env, path)
-    renderer = EnvRenderer(env.engine, *args.size, track_body=track_body_of(env), distance=2.6)
+    renderer = EnvRenderer(
+        env.scene.engine, *args.size, track_body=track_body_of(env), distance=2.6
+    )
     obs, _ = env.reset(seed=args.seed)
     every = max(1, round(1.0 / (args.fps * env.step_dt)))
     frames = []
     for step in range(int(args.seconds / env.step_dt)):
         obs, *_ = env.step(act(policy, obs, 1))
         if step % every == 0:
-            frames.append(renderer.frame(0, markers=command_markers(env, 0)))
+            frames.append(renderer.frame(0, markers=collect_markers(env, 0)))
     imageio.mimsave(
         args.out, [np.asarray(f) for f in frames], duration=1000 * every * env.step_dt, loop=0
     )

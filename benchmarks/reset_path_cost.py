@@ -24,7 +24,7 @@ gen = torch.Generator().manual_seed(0)
 acts = [0.5 * torch.randn(n, env.num_actions, generator=gen) for _ in range(8)]
 for i in range(10):
     env.step(acts[i % 8])
-with env.engine.timed() as timer:
+with env.scene.engine.timed() as timer:
     t0 = time.perf_counter()
     for i in range(steps):
         env.step(acts[i % 8])

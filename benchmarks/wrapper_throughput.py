@@ -58,7 +58,7 @@ def rate(step: Callable, action: object, env, seconds: float) -> tuple[float, fl
     """(env steps/s, seconds per step outside the physics) of ``step(action)`` over
     ``seconds``, after one untimed step."""
     step(action)
-    with env.engine.timed() as timer:
+    with env.scene.engine.timed() as timer:
         steps, start = 0, time.perf_counter()
         while (elapsed := time.perf_counter() - start) < seconds:
             step(action)

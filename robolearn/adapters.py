@@ -100,10 +100,6 @@ class ActionScaling:
         """The task's actions for ``actions`` in :attr:`space` (on the env's device)."""
         return actions * self.reach if self.normalize else actions
 
-    def from_env(self, actions: torch.Tensor) -> torch.Tensor:
-        """Inverse of :meth:`to_env` (the normalized action of a task's action)."""
-        return actions / self.reach if self.normalize else actions
-
 
 def observation_space(env: ManagerBasedRLEnv, group: str = "policy") -> gym.spaces.Box:
     """One env's observation space of ``group``: float32, each column bounded by its term's
@@ -177,18 +173,18 @@ class EnvView:
         return None
 
     def _frame(self) -> np.ndarray:
-        from robolearn.render.overlays import command_markers
+        from robolearn.render.markers import collect_markers
         from robolearn.render.video import EnvRenderer, track_body_of
 
         if self._renderer is None:
-            self._renderer = EnvRenderer(self.env.engine, track_body=track_body_of(self.env))
-        return self._renderer.frame(0, markers=command_markers(self.env, 0))
+            self._renderer = EnvRenderer(self.env.scene.engine, track_body=track_body_of(self.env))
+        return self._renderer.frame(0, markers=collect_markers(self.env, 0))
 
     def _show(self) -> None:
         import mujoco
         import mujoco.viewer
 
-        model = self.env.engine.model
+        model = self.env.scene.engine.model
         if self._window is None:
             self._data = mujoco.MjData(model)
             self._window = mujoco.viewer.launch_passive(model, self._data)
@@ -196,8 +192,8 @@ class EnvView:
             return
         with self._window.lock():
             # the window draws a host MjData: mirror env 0 into it (any engine, any device)
-            self._data.qpos[:] = self.env.engine.qpos[0].detach().cpu().double().numpy()
-            self._data.qvel[:] = self.env.engine.qvel[0].detach().cpu().double().numpy()
+            self._data.qpos[:] = self.env.scene.engine.qpos[0].detach().cpu().double().numpy()
+            self._data.qvel[:] = self.env.scene.engine.qvel[0].detach().cpu().double().numpy()
             mujoco.mj_forward(model, self._data)
         self._window.sync()
 

@@ -3,7 +3,7 @@
     actions (num_envs, num_actions)
       -> ActionManager.process_action     scale, offset, clip into actuator targets
       -> ActionManager.apply_action        write ctrl (a view of engine memory)
-      -> engine.step(decimation)           targets are constant over the substeps
+      -> Scene.step(decimation)            targets are constant over the substeps
       -> divergence guard                  envs whose physics went non-finite
       -> TerminationManager                failures and time-outs, kept apart
       -> RewardManager                     weighted terms x step_dt, episode sums
@@ -109,12 +109,12 @@ class ManagerBasedRLEnv:
         self.cfg = cfg
         torch.manual_seed(cfg.seed)
         self.scene = Scene(cfg.scene, cfg.sim)
-        self.engine = self.scene.engine
+        engine = self.scene.engine
         # the step's substeps are known now: the Warp engines capture their graphs here
-        self.engine.prepare(cfg.decimation)
+        engine.prepare(cfg.decimation)
         self.num_envs = self.scene.num_envs
-        self.device = self.engine.device
-        self.physics_dt = self.engine.physics_dt
+        self.device = engine.device
+        self.physics_dt = engine.physics_dt
         self.step_dt = self.physics_dt * cfg.decimation
         self.max_episode_length_s = cfg.episode_length_s
         self.max_episode_length = math.ceil(cfg.episode_length_s / self.step_dt)
@@ -166,6 +166,10 @@ class ManagerBasedRLEnv:
         self.observation_manager = ObservationManager(cfg.observations, self)
         self.obs_buf = self.observation_manager.compute()
 
+    @property
+    def engine(self):  # TEMPORARY during the move: readers go through env.scene.engine
+        return self.scene.engine
+
     # ---- sizes ------------------------------------------------------------------------
 
     @property
@@ -189,12 +193,11 @@ class ManagerBasedRLEnv:
     def _step(self, action: torch.Tensor):
         self.action_manager.process_action(action.to(self.device))
         self.action_manager.apply_action()
-        self.engine.step(self.cfg.decimation)
-        self.scene.invalidate()
+        self.scene.step(self.cfg.decimation)
 
         self.episode_length_buf += 1
         self.common_step_counter += 1
-        diverged = self.engine.diverged()
+        diverged = self.scene.engine.diverged()
         self.diverged = diverged
         self.divergences += diverged
 
@@ -222,7 +225,6 @@ class ManagerBasedRLEnv:
 
         self.command_manager.compute(self.step_dt)
         if self.event_manager.has_mode("interval"):
-            # it drops the scene's cache after each term it runs (none: the cache holds)
             self.event_manager.apply("interval", dt=self.step_dt)
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, reward, self.reset_terminated, self.reset_time_outs, self.extras
@@ -238,7 +240,7 @@ class ManagerBasedRLEnv:
         statistic of the episodes that ended in this step, NaN in a step where none did
         (the runner averages the steps that have one, with ``nanmean``).
         """
-        if self.engine.host_side:
+        if self.scene.engine.host_side:
             # The masks live in host memory here: finding out that no episode ended costs
             # nothing, and spares the masked reset work of every env (2 ms a step at 1024
             # humanoids). Terms are written to be called with an empty mask or not at all.
@@ -253,7 +255,7 @@ class ManagerBasedRLEnv:
         log = self._reset_idx(finished, keep=finished & ~diverged)
         log["Episode_Termination/nonfinite"] = num_diverged
         self._log_keys = list(log)
-        if self.engine.host_side:
+        if self.scene.engine.host_side:
             # an episode ended (found above): every value is already a statistic of this
             # step's episodes, and a where per value (some 40) would copy it unchanged
             self.extras["log"] = log
@@ -289,7 +291,7 @@ class ManagerBasedRLEnv:
         far the envs had gone, as gymnasium's determinism check expects.
         """
         mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        mask[self.engine.env_ids(env_ids)] = True
+        mask[self.scene.engine.env_ids(env_ids)] = True
         with single_threaded(self.device):
             self.extras = {"log": self._reset_idx(mask, judge=False)}
             self.obs_buf = self.observation_manager.compute()
@@ -336,15 +338,11 @@ class ManagerBasedRLEnv:
 
     def _reset_physics(self, mask: torch.Tensor) -> None:
         """The default state, then the reset events, then the forward pass, where ``mask``."""
-        engine = self.engine
-        engine.reset_where(mask, qpos=self.scene.default_qpos_at_origins(), forward=False)
-        EnvRows.of(self, mask).copy_(engine.ctrl, self.scene.default_ctrl)
-        # The scene's per-step cache still holds the state from before the reset: reset
-        # events must read the state the engine holds now.
-        self.scene.invalidate()
+        scene = self.scene
+        scene.reset_to_default(mask)
+        EnvRows.of(self, mask).copy_(scene.engine.ctrl, scene.default_ctrl)
         self.event_manager.apply("reset", mask)
-        engine.forward_where(mask)
-        self.scene.invalidate()
+        scene.forward(mask)
 
     def close(self) -> None:
         """Release the engine (its memory goes when the env is garbage collected)."""

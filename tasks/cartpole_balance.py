@@ -6,19 +6,20 @@ Small enough to learn in a minute on a laptop CPU: the test suite trains it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from robolearn.robots.cartpole import cartpole_scene
+from robolearn.envs.cartpole import cartpole_scene
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import (
     EventTermCfg,
-    JointEffortActionCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
 )
+from robolearn.mdp import JointEffortActionCfg
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SimCfg
@@ -26,7 +27,7 @@ from robolearn.scene import SimCfg
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
     return ManagerBasedRLEnvCfg(
-        scene=cartpole_scene(num_envs=256),
+        scene=replace(cartpole_scene(), num_envs=256),
         sim=SimCfg(),
         decimation=2,
         episode_length_s=5.0,

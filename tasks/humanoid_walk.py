@@ -21,7 +21,7 @@ Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
 
 from __future__ import annotations
 
-from robolearn.robots.humanoid import LEG_JOINTS, humanoid_scene
+from robolearn.envs.humanoid import LEG_JOINTS, humanoid_scene
 from robolearn.tasks.velocity import (
     COMMAND,
     body_mass,
@@ -39,13 +39,12 @@ from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import (
     EventTermCfg,
-    GaitPhaseCommandCfg,
-    JointPositionActionCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
 )
+from robolearn.mdp import GaitPhaseCommandCfg, JointPositionActionCfg
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
 from robolearn.scene import SimCfg
@@ -70,9 +69,7 @@ def _observations(noisy: bool) -> dict[str, ObservationGroupCfg]:
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = velocity_env_cfg(
-        humanoid_scene(num_envs=1024), base_body="torso", contact_bodies=["pelvis", "torso"]
-    )
+    cfg = velocity_env_cfg(humanoid_scene(), base_body="torso", contact_bodies=["pelvis", "torso"])
     # MuJoCo Warp sizes its constraint buffer from the model's initial state (qpos0); a
     # humanoid lying on the floor uses more rows than that, so leave room.
     cfg.sim = SimCfg(physics_dt=0.01, njmax=128)

@@ -10,7 +10,9 @@ it), over 512 envs: on 2 CPU cores it meets the walking thresholds in 2-3 minute
 
 from __future__ import annotations
 
-from robolearn.robots.quadruped import quadruped_scene
+from dataclasses import replace
+
+from robolearn.envs.quadruped import quadruped_scene
 from robolearn.tasks.velocity import (
     COMMAND,
     velocity_agent_cfg,
@@ -33,7 +35,7 @@ thousands: ``--num_envs 4096``."""
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = velocity_env_cfg(quadruped_scene(num_envs=NUM_ENVS), base_body="trunk")
+    cfg = velocity_env_cfg(replace(quadruped_scene(), num_envs=NUM_ENVS), base_body="trunk")
     cfg.commands[COMMAND] = velocity_command(lin_vel_x=(-0.6, 0.6))
     cfg.rewards |= {
         "torques": RewardTermCfg(func=mdp.joint_torques_l2, weight=-1e-4),

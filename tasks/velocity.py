@@ -25,18 +25,16 @@ from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import (
     CurriculumTermCfg,
     EventTermCfg,
-    JointPositionActionCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
-    UniformVelocityCommandCfg,
-    VelocityRanges,
     uniform_noise,
 )
+from robolearn.mdp import JointPositionActionCfg, UniformVelocityCommandCfg, VelocityRanges
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg
-from robolearn.scene.assembly import resolve_model_path
+from robolearn.scene.models import resolve_model_path
 from robolearn.sim import load_spec
 from robolearn.terrain import TerrainCfg
 

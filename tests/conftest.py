@@ -57,12 +57,12 @@ def slider_task_cfg(model: str, num_envs: int):
     from robolearn import mdp
     from robolearn.env import ManagerBasedRLEnvCfg
     from robolearn.managers import (
-        JointEffortActionCfg,
         ObservationGroupCfg,
         ObservationTermCfg,
         RewardTermCfg,
         TerminationTermCfg,
     )
+    from robolearn.mdp import JointEffortActionCfg
     from robolearn.scene import SceneCfg
 
     cfg = ManagerBasedRLEnvCfg(

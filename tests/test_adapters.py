@@ -167,7 +167,7 @@ def test_every_task_has_finite_action_bounds_from_its_action_terms():
             # the bound is where the target meets the limit: past it, nothing changes
             over = torch.as_tensor(space.high * 1.5, dtype=torch.float32)[None]
             env.step(over)
-            ctrl = env.engine.ctrl[0, term.actuator_ids].double().numpy()
+            ctrl = env.scene.engine.ctrl[0, term.actuator_ids].double().numpy()
             np.testing.assert_allclose(ctrl, default + term.cfg.scale * space.high * 1.5)
         env.close()
 
@@ -208,7 +208,7 @@ def test_normalized_actions_keep_zero_and_reach_each_joints_range():
     np.testing.assert_allclose(ctrl, default + term.cfg.scale * reach, rtol=1e-5)
     # the same command in the task's units through the raw env writes the same controls
     raw.step(reach[None].astype(np.float32))
-    raw_ctrl = raw.unwrapped.env.engine.ctrl[0, ids].double().numpy()
+    raw_ctrl = raw.unwrapped.env.scene.engine.ctrl[0, ids].double().numpy()
     np.testing.assert_allclose(raw_ctrl, ctrl, rtol=1e-6)
     env.close()
     raw.close()

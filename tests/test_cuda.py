@@ -155,7 +155,7 @@ def check_ppo_iterations(engine: str, task: str = "cartpole_balance", num_envs: 
 
     setup = build_setup(task, [], num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
-    assert env.engine.name == engine
+    assert env.scene.engine.name == engine
     agent = setup.agent_cfg.to_rsl_rl(str(env.device))
     agent["save_interval"] = 10**9
     runner = Runner(RslRlVecEnv(env), agent, device=str(env.device))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from robolearn.robots.quadruped import quadruped_scene
+from robolearn.envs.quadruped import quadruped_scene
 from robolearn.tasks import quadruped_walk
 
 from robolearn import mdp
@@ -16,7 +16,8 @@ from robolearn.scene import EntityCfg, Scene, SceneEntityCfg, SimCfg
 
 
 def scene_cfg(num_envs: int = 2):
-    cfg = quadruped_scene(num_envs=num_envs)
+    cfg = quadruped_scene()
+    cfg.num_envs = num_envs
     cfg.entities = {
         "buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="stand", pos=(0.0, 1.0, 0.0)),
         "crate": EntityCfg(box=(0.1, 0.1, 0.1), pos=(1.0, 0.0, 0.1)),
@@ -55,9 +56,8 @@ def test_the_same_mjcf_twice_never_clashes_and_each_entity_keeps_its_own(scene):
 
 
 def test_each_entity_starts_where_its_config_and_keyframe_put_it(scene):
-    scene.engine.reset(qpos=scene.default_qpos)
+    scene.reset_to_default(torch.ones(scene.num_envs, dtype=torch.bool))
     scene.engine.ctrl[:] = scene.default_ctrl
-    scene.invalidate()
     assert torch.allclose(scene.root_pos_w, torch.tensor([[0.0, 0.0, 0.3014]] * 2), atol=1e-6)
     buddy_pos, _ = scene.entity_root_pose("buddy")
     assert torch.allclose(buddy_pos, torch.tensor([[0.0, 1.0, 0.3014]] * 2), atol=1e-6)
@@ -69,8 +69,7 @@ def test_each_entity_starts_where_its_config_and_keyframe_put_it(scene):
         scene.joint_pos[:, knees], scene.joint_pos[:, scene.index("joint", ".*_calf")]
     )
     # and it stands on its own under position control, as the robot does
-    scene.engine.step(200)
-    scene.invalidate()
+    scene.step(200)
     buddy_pos, _ = scene.entity_root_pose("buddy")
     assert bool((buddy_pos[:, 2] > 0.2).all()) and bool((scene.root_pos_w[:, 2] > 0.2).all())
     crate_pos, _ = scene.entity_root_pose("crate")
@@ -109,7 +108,8 @@ def test_terms_act_on_the_entity_they_select():
     ],
 )
 def test_bad_entities_are_one_clear_error(entities, fragment):
-    cfg = quadruped_scene(num_envs=1)
+    cfg = quadruped_scene()
+    cfg.num_envs = 1
     cfg.entities = entities
     with pytest.raises(RobolearnError) as err:
         Scene(cfg, SimCfg(engine="cpu"))

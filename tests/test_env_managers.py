@@ -20,17 +20,18 @@ from robolearn.managers import (
     CommandTermCfg,
     CurriculumTermCfg,
     EventTermCfg,
-    JointEffortAction,
-    JointEffortActionCfg,
     ManagerTerm,
     ObservationGroupCfg,
     ObservationTermCfg,
     TerminationTermCfg,
-    UniformVelocityCommand,
-    UniformVelocityCommandCfg,
-    register_command,
 )
 from robolearn.math import yaw_from_quat
+from robolearn.mdp import (
+    JointEffortAction,
+    JointEffortActionCfg,
+    UniformVelocityCommand,
+    UniformVelocityCommandCfg,
+)
 from robolearn.registry import get_task
 
 BIASED = str(Path(__file__).parent / "assets" / "biased_slider.xml")
@@ -53,16 +54,16 @@ def test_reset_event_puts_root_states_inside_the_configured_ranges():
     env = make("humanoid_walk", num_envs=256)
     params = env.cfg.events["reset_base"].params
     default = env.scene.default_qpos
-    pos = env.engine.qpos[:, :3]
+    pos = env.scene.engine.qpos[:, :3]
     for axis, col in (("x", 0), ("y", 1)):
         lo, hi = params["pose_range"][axis]
         offset = pos[:, col] - default[col]
         assert offset.min() >= lo and offset.max() <= hi
         assert offset.max() - offset.min() > 0.5 * (hi - lo)  # they are spread, not all equal
     assert torch.allclose(pos[:, 2], default[2].expand(256))
-    yaw = yaw_from_quat(env.engine.qpos[:, 3:7])
+    yaw = yaw_from_quat(env.scene.engine.qpos[:, 3:7])
     assert yaw.min() >= -3.14 - 1e-6 and yaw.max() <= 3.14 + 1e-6 and yaw.std() > 1.0
-    vx = env.engine.qvel[:, 0]
+    vx = env.scene.engine.qvel[:, 0]
     lo, hi = params["velocity_range"]["x"]
     assert vx.min() >= lo and vx.max() <= hi
     joint_offset = env.scene.joint_pos - env.scene.default_joint_pos
@@ -72,14 +73,14 @@ def test_reset_event_puts_root_states_inside_the_configured_ranges():
 def test_interval_push_changes_only_the_pushed_envs():
     env = make("humanoid_walk", num_envs=8)
     env.step(zeros(env))
-    before = env.engine.qvel.clone()
+    before = env.scene.engine.qvel.clone()
     timers = env.event_manager._time_left["push"]
     timers[:] = 100.0
     timers[[2, 5]] = 0.0  # only envs 2 and 5 are due
     env.event_manager.apply("interval", dt=env.step_dt)
-    changed = (env.engine.qvel[:, :6] != before[:, :6]).any(-1)
+    changed = (env.scene.engine.qvel[:, :6] != before[:, :6]).any(-1)
     assert changed.tolist() == [i in (2, 5) for i in range(8)]
-    assert torch.equal(env.engine.qvel[:, 6:], before[:, 6:])  # joints untouched
+    assert torch.equal(env.scene.engine.qvel[:, 6:], before[:, 6:])  # joints untouched
     assert timers[2] >= 10.0 and timers[5] >= 10.0  # timers redrawn from (10, 15)
 
 
@@ -134,8 +135,8 @@ def test_curriculum_widens_command_ranges_only_when_tracking_succeeds():
 def test_termination_and_time_out_are_distinct():
     env = make("cartpole_balance", num_envs=4)
     # The pole falls under zero force: a failure, not a time-out.
-    env.engine.qpos[:] = torch.tensor([0.0, 0.3], dtype=torch.float64)
-    env.engine.qvel[:] = 0.0
+    env.scene.engine.qpos[:] = torch.tensor([0.0, 0.3], dtype=torch.float64)
+    env.scene.engine.qvel[:] = 0.0
     for _ in range(100):
         _, _, terminated, time_outs, extras = env.step(zeros(env))
         if terminated.any():
@@ -196,10 +197,10 @@ def test_nonfinite_guard_resets_only_the_exploding_env():
     assert extras["log"]["Episode_Termination/nonfinite"] == 1 and env.nonfinite_resets == 1
     assert torch.isfinite(obs["policy"]).all() and torch.isfinite(reward).all()
     assert reward[2] == 0.0
-    assert env.engine.qpos[2, 0] == 0.0 and env.episode_length_buf[2] == 0  # a fresh episode
+    assert env.scene.engine.qpos[2, 0] == 0.0 and env.episode_length_buf[2] == 0  # a fresh episode
     keep = [0, 1, 3]
-    assert torch.equal(env.engine.qpos[keep], twin.engine.qpos[keep])
-    assert torch.equal(env.engine.qvel[keep], twin.engine.qvel[keep])
+    assert torch.equal(env.scene.engine.qpos[keep], twin.engine.qpos[keep])
+    assert torch.equal(env.scene.engine.qvel[keep], twin.engine.qvel[keep])
     env.step(action)  # and it carries on
     assert env.nonfinite_resets == 1
 
@@ -210,7 +211,7 @@ def test_same_seed_same_rollout_different_seed_different():
         gen = torch.Generator().manual_seed(1)
         for _ in range(30):
             env.step(0.5 * torch.randn(8, env.num_actions, generator=gen))
-        return env.engine.qpos.clone()
+        return env.scene.engine.qpos.clone()
 
     a, b, c = run(3), run(3), run(4)
     assert torch.equal(a, b)
@@ -259,7 +260,7 @@ def test_actions_drive_position_targets_around_the_default_pose():
     action = torch.zeros(2, env.num_actions)
     action[1, 3] = 1.0  # env 1, left knee
     env.step(action)
-    ctrl = env.engine.ctrl.float()
+    ctrl = env.scene.engine.ctrl.float()
     default = env.scene.default_joint_pos
     knee = env.scene.joint_ids("left_knee")[0]
     assert ctrl[0, knee] == pytest.approx(default[0, knee].item())
@@ -278,8 +279,7 @@ def test_every_task_steps_on_cpu(task):
 
 def test_cartpole_pole_angle_observation_is_the_hinge():
     env = make("cartpole_balance", num_envs=2, edit=lambda c: setattr(c, "events", {}))
-    env.engine.qpos[1, 1] = 0.2
-    env.scene.invalidate()  # state written behind the env's back: drop the step's cache
+    env.scene.engine.qpos[1, 1] = 0.2  # written behind the env's back: the scene follows
     obs = env.observation_manager.compute()["policy"]
     assert obs[1, 1] == pytest.approx(0.2) and obs[0, 1] == 0.0
     assert math.isclose(env.step_dt, 0.02)
@@ -335,7 +335,7 @@ def test_diverged_env_counts_only_as_nonfinite_and_stays_out_of_episode_logs():
     # env 2's actuator pushes with 1e12 N whatever the control: its physics diverges in
     # every substep (bad qacc), also after MuJoCo's reset inside the step, which leaves a
     # state far out (qpos 1e8, qvel 1e10) that terms read as if it were real
-    env.engine.model_field("actuator_biasprm")[2, 0, 0] = 1e12
+    env.scene.engine.model_field("actuator_biasprm")[2, 0, 0] = 1e12
     action = torch.full((4, 1), 0.5)
     for step in range(4):
         _, reward, terminated, time_outs, extras = env.step(action)
@@ -443,7 +443,9 @@ def test_a_task_without_reward_terms_steps_with_zero_reward():
 
 def _record_joint_pos(env, env_mask, seen: list) -> None:
     """A reset event that reads the scene, as a user's event does."""
-    seen.append((env.scene.joint_pos[env_mask].clone(), env.engine.qpos[env_mask].float().clone()))
+    seen.append(
+        (env.scene.joint_pos[env_mask].clone(), env.scene.engine.qpos[env_mask].float().clone())
+    )
 
 
 def test_reset_events_read_the_state_the_engine_holds():
@@ -456,8 +458,7 @@ def test_reset_events_read_the_state_the_engine_holds():
         cfg.episode_length_s = 0.1  # 5 steps
 
     env = make("cartpole_balance", num_envs=2, edit=edit)
-    env.engine.qpos[:, 1] = 1.0  # tilt the poles: the state that steps read
-    env.scene.invalidate()
+    env.scene.engine.qpos[:, 1] = 1.0  # tilt the poles: the state that steps read
     for _ in range(env.max_episode_length):
         env.step(zeros(env))  # fills the scene's cache with the pre-reset state
     # a reset event runs at every step, for the envs that reset (often none: the step
@@ -496,11 +497,11 @@ def test_action_configs_name_their_term_class():
     env = make("cartpole_balance", num_envs=2, edit=lambda c: _set_action(c, _MyEffortCfg))
     assert type(env.action_manager.terms["cart_force"]) is JointEffortAction
     env.step(torch.full((2, 1), 0.25))
-    assert env.engine.ctrl[:, 0].tolist() == [0.25, 0.25]
+    assert env.scene.engine.ctrl[:, 0].tolist() == [0.25, 0.25]
     env = make("cartpole_balance", num_envs=2, edit=lambda c: _set_action(c, _DoubledEffortCfg))
     assert type(env.action_manager.terms["cart_force"]) is _DoubledEffort
     env.step(torch.full((2, 1), 0.25))
-    assert env.engine.ctrl[:, 0].tolist() == [0.5, 0.5]
+    assert env.scene.engine.ctrl[:, 0].tolist() == [0.5, 0.5]
     with pytest.raises(RobolearnError, match=r"actions.cart_force: ActionTermCfg.class_type"):
         make("cartpole_balance", num_envs=2, edit=lambda c: _set_action(c, ActionTermCfg))
 
@@ -545,15 +546,6 @@ def test_command_configs_name_their_term_class():
     env.step(zeros(env))
     with pytest.raises(RobolearnError, match=r"commands.bad: CommandTermCfg.class_type"):
         make("quadruped_walk", num_envs=2, edit=lambda c: c.commands.update(bad=CommandTermCfg()))
-    # the older way, register_command, still names a class for a config without class_type
-    register_command(_RegisteredCfg, _ConstantCommand)
-    env = make("quadruped_walk", num_envs=2, edit=lambda c: c.commands.update(old=_RegisteredCfg()))
-    assert type(env.command_manager.terms["old"]) is _ConstantCommand
-
-
-@dataclasses.dataclass
-class _RegisteredCfg(CommandTermCfg):
-    pass
 
 
 # ---- observation groups never alias memory that changes later -------------------------

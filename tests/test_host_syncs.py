@@ -83,7 +83,7 @@ def test_the_warp_engines_step_is_free_of_host_waits():
 
 def _counting_event(env, env_mask) -> None:
     """A user's reset event written the index way: it works, and waits for the GPU."""
-    env.engine.qvel[env_mask.nonzero().flatten(), 0] = 0.0
+    env.scene.engine.qvel[env_mask.nonzero().flatten(), 0] = 0.0
 
 
 def test_a_users_term_that_waits_is_named_by_the_guard():

@@ -22,7 +22,7 @@ LAYERS = [
     ["tasks"],
     ["registry"],
     ["rl.config"],  # the agent's typed settings, which tasks name
-    ["robots", "envs"],
+    ["envs"],  # environment configs: the robots and their scenes
     ["env"],
     ["mdp"],
     ["managers"],
@@ -54,13 +54,13 @@ def rank(module: str) -> int | None:
 def package_dirs() -> dict[str, Path]:
     """Where each top-level part of the installed robolearn namespace lives."""
     import robolearn.assets
-    import robolearn.robots
+    import robolearn.envs
     import robolearn.tasks
 
     root = Path(robolearn.__file__).parent
     dirs = {p.name: p for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     dirs |= {p.stem: p for p in root.glob("*.py")}
-    for module in (robolearn.assets, robolearn.robots, robolearn.tasks):
+    for module in (robolearn.assets, robolearn.envs, robolearn.tasks):
         dirs[module.__name__.split(".")[1]] = Path(module.__file__).parent
     return dirs
 
@@ -126,3 +126,87 @@ def test_the_check_sees_an_upward_import():
     typing_only = ast.parse("if TYPE_CHECKING:\n    from robolearn.env import ManagerBasedRLEnv\n")
     assert imported_parts(typing_only) == []
     assert robolearn.__name__ == "robolearn"
+
+
+# ---- no circles, no long functions ------------------------------------------------------
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the robolearn modules it imports, every import counted: at the top, inside
+    functions, and under ``TYPE_CHECKING`` too (a circle of annotations is a circle a reader
+    walks). ``from robolearn.x import y`` points at ``x.y`` where that is a module, else at
+    ``x``."""
+    known = {name for name, _ in modules()}
+    graph: dict[str, set[str]] = {}
+    for name, file in modules():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found = [
+                    f"{node.module}.{a.name}"
+                    if f"{node.module}.{a.name}".removeprefix("robolearn.") in known
+                    else node.module
+                    for a in node.names
+                ]
+            else:
+                continue
+            for dotted in found:
+                target = dotted.removeprefix("robolearn.")
+                if dotted.startswith("robolearn.") and target in known and target != name:
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One circle of ``graph`` (its modules in order, the first again at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_import_graph_has_no_circle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "modules that import each other: " + " -> ".join(cycle)
+
+
+def test_the_cycle_check_finds_a_circle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+MAX_FUNCTION_LINES = 80
+"""A function longer than this is split into functions whose names say what each part does."""
+
+
+def test_no_function_is_longer_than_a_screen():
+    long = []
+    for name, file in modules():
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{file}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)

@@ -15,15 +15,9 @@ from conftest import slider_task_cfg
 
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
-from robolearn.managers import (
-    ManagerTerm,
-    Marker,
-    RewardTermCfg,
-    collect_markers,
-    contact_force_markers,
-    root_frame_markers,
-)
+from robolearn.managers import ManagerTerm, Marker, RewardTermCfg
 from robolearn.managers.markers import COMMAND_RGBA, KINDS
+from robolearn.render.markers import collect_markers, contact_force_markers, root_frame_markers
 
 REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
 
@@ -133,8 +127,7 @@ def test_forces_on_bodies_are_arrows_along_their_line_of_action(box_env):
     com = engine.xpos[1, box].clone()  # the box's frame is at its centre of mass
     point = com + torch.tensor([0.1, 0.0, 0.0], dtype=engine.dtype)
     engine.xfrc_applied[1, box] = torch.cat((force, torch.linalg.cross(point - com, force)))
-    engine.forward()
-    env.scene.invalidate()
+    env.scene.forward(torch.ones(env.num_envs, dtype=torch.bool))
     (arrow,) = contact_force_markers(env, 1, scale=0.01)
     assert arrow.kind == "arrow"
     # the arrow starts on the line of action, at its point nearest the body's origin
@@ -159,9 +152,9 @@ def test_boxes_frames_and_lines_are_drawn_in_rendered_frames(box_env):
     from robolearn.render.video import EnvRenderer
 
     env = box_env
-    renderer = EnvRenderer(env.engine, 320, 240)
+    renderer = EnvRenderer(env.scene.engine, 320, 240)
     try:
-        centre = tuple(float(c) for c in env.engine.model.stat.center)
+        centre = tuple(float(c) for c in env.scene.engine.model.stat.center)
         shifted = (centre[0] + 0.3, centre[1], centre[2])
         plain = renderer.frame(0)
         for marker in (
@@ -194,7 +187,7 @@ def test_the_reach_target_is_a_sphere_in_the_video_and_follows_debug_vis():
     markers = collect_markers(env, 1)
     target = env.command_manager.get_command("target")[1].tolist()
     assert markers[0].kind == "sphere" and markers[0].start == pytest.approx(tuple(target))
-    renderer = EnvRenderer(env.engine, 320, 240)
+    renderer = EnvRenderer(env.scene.engine, 320, 240)
     try:
         with_markers = renderer.frame(1, markers=markers).astype(int)
         without = renderer.frame(1).astype(int)

@@ -46,7 +46,7 @@ def test_every_package_is_declared_in_pyproject():
     declared = set(pyproject["tool"]["setuptools"]["packages"])
     mapping = {
         "robolearn": ROOT / "robolearn",
-        "robolearn.robots": ROOT / "robots",
+        "robolearn.envs": ROOT / "envs",
         "robolearn.tasks": ROOT / "tasks",
         "robolearn.assets": ROOT / "assets",
     }
@@ -109,8 +109,7 @@ def test_wheel_ships_assets_under_robolearn_and_no_top_level_tasks(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "robolearn/assets/humanoid/humanoid.xml" in names
     assert "robolearn/assets/humanoid/scene.xml" in names
-    assert "robolearn/robots/__init__.py" in names and "robolearn/tasks/__init__.py" in names
-    assert "robolearn/envs/humanoid.py" in names  # the former name still imports
+    assert "robolearn/envs/humanoid.py" in names and "robolearn/tasks/__init__.py" in names
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"robolearn"}
 

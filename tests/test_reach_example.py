@@ -43,7 +43,7 @@ def test_the_target_is_drawn_in_videos(tmp_path):
     """The command term's markers (a red sphere at the target) reach the rendered frames."""
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.registry import get_task, import_tasks
-    from robolearn.render.overlays import command_markers
+    from robolearn.render.markers import collect_markers
     from robolearn.render.video import EnvRenderer
 
     import_tasks([str(REACH)])
@@ -51,9 +51,9 @@ def test_the_target_is_drawn_in_videos(tmp_path):
     cfg.scene.num_envs = 1
     cfg.sim.engine = "cpu"
     env = ManagerBasedRLEnv(cfg)
-    markers = command_markers(env, 0)
+    markers = collect_markers(env, 0)
     assert [m.kind for m in markers] == ["sphere", "sphere"]
-    renderer = EnvRenderer(env.engine, 320, 240)
+    renderer = EnvRenderer(env.scene.engine, 320, 240)
     with_markers = renderer.frame(0, markers=markers).astype(int)
     without = renderer.frame(0).astype(int)
 

@@ -198,12 +198,12 @@ def test_diverged_env_is_reported_once_and_alone(humanoid_scene):
     engine.reset(qpos=stand_state(engine)[0])
     engine.qvel[2, 0] = float("nan")
     engine.step(1)  # MuJoCo resets simulation 2 inside the step and warns
-    assert engine.nonfinite().tolist() == [False, False, True, False]
+    assert engine.diverged().tolist() == [False, False, True, False]
     engine.step(1)
-    assert not engine.nonfinite().any()
+    assert not engine.diverged().any()
     engine.qpos[1, 3] = float("inf")  # a bad state written between steps
     engine.step(1)
-    assert engine.nonfinite().tolist() == [False, True, False, False]
+    assert engine.diverged().tolist() == [False, True, False, False]
     assert torch.isfinite(engine.qpos).all()  # MuJoCo reset it
 
 
@@ -215,7 +215,7 @@ def test_diverged_is_the_check_and_nonfinite_its_older_name(humanoid_scene):
     assert engine.diverged().tolist() == [False, True, False]
     engine.qvel[0, 0] = float("nan")
     engine.step(1)
-    assert engine.nonfinite().tolist() == [True, False, False]  # the same check, once
+    assert engine.diverged().tolist() == [True, False, False]  # the same check, once
 
 
 def test_engine_times_its_own_calls_only_when_asked(humanoid_scene):
@@ -260,15 +260,15 @@ def test_env_diverging_in_every_step_is_reported_in_every_step():
     for _ in range(5):
         engine.ctrl[:] = 1.0
         engine.step(2)
-        assert engine.nonfinite().tolist() == [False, True, False]
+        assert engine.diverged().tolist() == [False, True, False]
     for _ in range(3):  # a NaN control (MuJoCo zeroes it and warns) in every step, env 2
         engine.ctrl[:] = 0.0
         engine.ctrl[2] = float("nan")
         engine.step(2)
-        assert engine.nonfinite().tolist() == [False, False, True]
+        assert engine.diverged().tolist() == [False, False, True]
     engine.ctrl[:] = 0.0
     engine.step(2)
-    assert not engine.nonfinite().any()
+    assert not engine.diverged().any()
 
 
 def test_mujoco_warnings_are_rate_limited_per_kind(capfd):
@@ -287,11 +287,11 @@ def test_mujoco_warnings_are_rate_limited_per_kind(capfd):
         for _ in range(20):
             engine.ctrl[:] = 1.0
             engine.step(2)
-            flagged = engine.nonfinite()
+            flagged = engine.diverged()
             engine.reset(flagged)  # as the env does: the counters restart at 0, MuJoCo warns
             engine.ctrl[:] = 1e30  # and a second kind of warning: bad controls
             engine.step(1)
-            engine.reset(engine.nonfinite())
+            engine.reset(engine.diverged())
     finally:
         mujoco.set_mju_user_warning(previous)
     assert limiter.total >= 2 * 20 * 64

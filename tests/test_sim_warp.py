@@ -120,7 +120,7 @@ def test_humanoid_walk_task_steps_on_warp_cpu():
     from robolearn.adapters import make_env
 
     env = make_env("humanoid_walk", num_envs=4, engine="warp-cpu")
-    assert env.engine.name == "warp-cpu"
+    assert env.scene.engine.name == "warp-cpu"
     for _ in range(10):
         obs, reward, *_ = env.step(0.2 * torch.randn(4, env.num_actions))
     assert obs["policy"].shape == (4, env.observation_manager.group_dims["policy"])
@@ -204,8 +204,7 @@ def test_final_obs_of_a_single_term_group_outlives_the_reset():
     }
     env = ManagerBasedRLEnv(cfg)
     env.record_final_obs = True
-    env.engine.qpos[:, 2] = 2.0  # dropped from 2 m
-    env.scene.invalidate()
+    env.scene.engine.qpos[:, 2] = 2.0  # dropped from 2 m
     for _ in range(env.max_episode_length):
         obs, _, _, time_outs, extras = env.step(torch.zeros(2, env.num_actions))
     assert time_outs.all()
@@ -213,7 +212,7 @@ def test_final_obs_of_a_single_term_group_outlives_the_reset():
     assert ((final > 1.8) & (final < 2.0)).all(), final  # falling, 5 steps after the drop
     default = env.scene.default_qpos[2].item()
     assert torch.allclose(obs["policy"][:, 0], torch.full((2,), default))  # the reset state
-    assert obs["policy"].data_ptr() != env.engine.qpos.data_ptr()
+    assert obs["policy"].data_ptr() != env.scene.engine.qpos.data_ptr()
 
 
 @pytest.mark.parametrize("engine", ["cpu", "warp-cpu"])
@@ -234,7 +233,7 @@ def test_a_users_robot_with_geom_feet_stands_on_them_on_both_engines(engine):
     env = ManagerBasedRLEnv(cfg)
     for _ in range(50):  # 0.8 s holding the home pose
         env.step(torch.zeros(2, env.num_actions))
-    weight = float(env.engine.model.body_subtreemass[1]) * 9.81
+    weight = float(env.scene.engine.model.body_subtreemass[1]) * 9.81
     up = env.scene.feet_contact_force[..., 2].float()
     assert up.shape == (2, 4)
     assert (up > 0.1 * weight / 4).all(), up  # every foot bears load
@@ -273,8 +272,7 @@ def test_terrain_and_height_scan_agree_with_the_cpu_engine():
     assert torch.allclose(cpu.scene.root_pos_w, wrp.scene.root_pos_w, atol=1e-2)
     # and from the same state both engines' scans agree within float32
     wrp.engine.qpos[:] = cpu.engine.qpos.to(wrp.engine.dtype)
-    wrp.engine.forward_envs(wrp.all_env_ids)
-    wrp.scene.invalidate()
+    wrp.scene.forward(torch.ones(wrp.num_envs, dtype=torch.bool, device=wrp.device))
     scan = cpu.observation_manager.term_slices("policy")["height_scan"]
     a = cpu.observation_manager.compute(update_history=False)["policy"][:, scan]
     b = wrp.observation_manager.compute(update_history=False)["policy"][:, scan]
@@ -295,8 +293,7 @@ def test_entities_behave_alike_on_both_engines():
     for name, scene in scenes.items():
         scene.engine.reset(qpos=scene.default_qpos.to(scene.engine.dtype))
         scene.engine.ctrl[:] = scene.default_ctrl.to(scene.engine.dtype)
-        scene.engine.step(100)  # 0.5 s
-        scene.invalidate()
+        scene.step(100)  # 0.5 s
         poses[name] = {
             e: scene.entity_root_pose(e)[0].double() for e in ("robot", "buddy", "crate")
         }

@@ -56,22 +56,21 @@ def humanoid(humanoid_env) -> ManagerBasedRLEnv:
 
 def set_state(env, qpos, qvel=None, ctrl=None) -> None:
     """Write the state of every env, run the forward pass, drop the scene's cache."""
-    e = env.engine
+    e = env.scene.engine
     e.qpos[:] = torch.as_tensor(qpos, dtype=e.dtype)
     e.qvel[:] = 0.0 if qvel is None else torch.as_tensor(qvel, dtype=e.dtype)
     if ctrl is not None:
         e.ctrl[:] = torch.as_tensor(ctrl, dtype=e.dtype)
-    e.forward()
-    env.scene.invalidate()
+    env.scene.forward(torch.ones(env.num_envs, dtype=torch.bool, device=env.device))
 
 
 def mj_data(env, i: int) -> mujoco.MjData:
     """A fresh MjData of the env's model holding env ``i``'s state, forward computed."""
-    m = env.engine.model
+    m = env.scene.engine.model
     d = mujoco.MjData(m)
-    d.qpos[:] = env.engine.qpos[i].numpy()
-    d.qvel[:] = env.engine.qvel[i].numpy()
-    d.ctrl[:] = env.engine.ctrl[i].numpy()
+    d.qpos[:] = env.scene.engine.qpos[i].numpy()
+    d.qvel[:] = env.scene.engine.qvel[i].numpy()
+    d.ctrl[:] = env.scene.engine.ctrl[i].numpy()
     mujoco.mj_forward(m, d)
     return d
 
@@ -80,15 +79,17 @@ def body_velocity(env, d, body: str, local: bool) -> tuple[np.ndarray, np.ndarra
     """(linear, angular) velocity of a body's frame origin, MuJoCo's mj_objectVelocity:
     in the body's frame (``local``) or the world's."""
     res = np.zeros(6)
-    bid = env.engine.model.body(body).id
-    mujoco.mj_objectVelocity(env.engine.model, d, mujoco.mjtObj.mjOBJ_XBODY, bid, res, int(local))
+    bid = env.scene.engine.model.body(body).id
+    mujoco.mj_objectVelocity(
+        env.scene.engine.model, d, mujoco.mjtObj.mjOBJ_XBODY, bid, res, int(local)
+    )
     return res[3:6], res[0:3]
 
 
 def contact_force(env, d, bodies) -> np.ndarray:
     """(len(bodies), 3) world force the contacts put on each body, summed from MuJoCo's
     contact list (mj_contactForce, in each contact's frame; geom2 is pushed along +normal)."""
-    m = env.engine.model
+    m = env.scene.engine.model
     ids = [m.body(b).id for b in bodies]
     total = np.zeros((len(bodies), 3))
     f6 = np.zeros(6)
@@ -120,16 +121,16 @@ def check(value: torch.Tensor, expected, env, dtype=F32, **tol) -> None:
 
 def joint(env, name: str) -> int:
     """qpos column of a hinge joint."""
-    return int(env.engine.model.joint(name).qposadr[0])
+    return int(env.scene.engine.model.joint(name).qposadr[0])
 
 
 def dof(env, name: str) -> int:
     """qvel column of a hinge joint."""
-    return int(env.engine.model.joint(name).dofadr[0])
+    return int(env.scene.engine.model.joint(name).dofadr[0])
 
 
 def keyframe(env) -> torch.Tensor:
-    return torch.as_tensor(env.engine.model.key("stand").qpos, dtype=torch.float64)
+    return torch.as_tensor(env.scene.engine.model.key("stand").qpos, dtype=torch.float64)
 
 
 def poses(env, *kinds: str) -> torch.Tensor:
@@ -164,7 +165,7 @@ def test_base_velocity_gravity_and_height_match_mujoco(humanoid):
     qpos = poses(env, "high", "high", "high")
     qpos[:, 3:7] = random_quats(rng, 3)
     qpos[:, 2] += torch.as_tensor(rng.uniform(-0.5, 0.5, size=3))
-    qvel = torch.as_tensor(rng.normal(size=(3, env.engine.model.nv)))
+    qvel = torch.as_tensor(rng.normal(size=(3, env.scene.engine.model.nv)))
     set_state(env, qpos, qvel)
     root = "pelvis"
     check(mdp.base_lin_vel(env), per_env(env, lambda d: body_velocity(env, d, root, True)[0]), env)
@@ -181,7 +182,7 @@ def test_base_velocity_gravity_and_height_match_mujoco(humanoid):
 
 def test_joint_observations_are_joint_state_relative_to_each_envs_default(humanoid):
     env, rng = humanoid, np.random.default_rng(2)
-    m = env.engine.model
+    m = env.scene.engine.model
     names = env.scene.joint_names
     lo, hi = m.jnt_range[[m.joint(n).id for n in names]].T
     qpos = poses(env, "stand", "stand", "stand")
@@ -231,7 +232,7 @@ def test_sensor_is_mujocos_sensordata(humanoid):
     env, rng = humanoid, np.random.default_rng(3)
     qpos = poses(env, "stand", "left_up", "air")
     qpos[:, 3:7] = quat_about_z(rng.uniform(-3, 3, size=3))
-    qvel = torch.as_tensor(rng.normal(size=(3, env.engine.model.nv)) * 0.3)
+    qvel = torch.as_tensor(rng.normal(size=(3, env.scene.engine.model.nv)) * 0.3)
     set_state(env, qpos, qvel)
     for name, width in (("imu_gyro", 3), ("imu_quat", 4), ("imu_vel", 3), ("left_foot_touch", 1)):
         expected = per_env(env, lambda d, name=name: d.sensor(name).data.copy())
@@ -270,7 +271,7 @@ def test_velocity_tracking_is_in_the_heading_frame(humanoid):
     env, rng = humanoid, np.random.default_rng(4)
     qpos = poses(env, "high", "high", "high")
     qpos[:, 3:7] = random_quats(rng, 3)  # tilted as well: only the heading counts
-    qvel = torch.zeros(3, env.engine.model.nv, dtype=torch.float64)
+    qvel = torch.zeros(3, env.scene.engine.model.nv, dtype=torch.float64)
     qvel[:, 0:6] = torch.as_tensor(rng.normal(size=(3, 6)))
     set_state(env, qpos, qvel)
     command = env.command_manager.get_command("base_velocity")
@@ -314,7 +315,7 @@ def test_base_penalties(humanoid):
     env, rng = humanoid, np.random.default_rng(5)
     qpos = poses(env, "high", "high", "high")
     qpos[:, 3:7] = random_quats(rng, 3)
-    qvel = torch.zeros(3, env.engine.model.nv, dtype=torch.float64)
+    qvel = torch.zeros(3, env.scene.engine.model.nv, dtype=torch.float64)
     qvel[:, 0:6] = torch.as_tensor(rng.normal(size=(3, 6)))
     set_state(env, qpos, qvel)
     lin = per_env(env, lambda d: body_velocity(env, d, "pelvis", local=True)[0])
@@ -341,9 +342,9 @@ def test_base_penalties(humanoid):
 
 def test_joint_torques_and_energy_match_mujocos_actuator_forces(humanoid):
     env, rng = humanoid, np.random.default_rng(6)
-    m = env.engine.model
+    m = env.scene.engine.model
     qpos = poses(env, "stand", "air", "left_up")
-    ctrl = env.engine.ctrl.clone() + torch.as_tensor(rng.uniform(-0.1, 0.1, size=(3, m.nu)))
+    ctrl = env.scene.engine.ctrl.clone() + torch.as_tensor(rng.uniform(-0.1, 0.1, size=(3, m.nu)))
     qvel = torch.as_tensor(rng.normal(size=(3, m.nv)))
     set_state(env, qpos, qvel, ctrl)
     force = per_env(env, lambda d: d.actuator_force.copy())
@@ -385,8 +386,8 @@ def geared_slider(tmp_path) -> ManagerBasedRLEnv:
 
 def test_energy_is_power_at_the_joint_whatever_the_gear(geared_slider):
     env = geared_slider
-    qpos = env.engine.qpos.clone()
-    qvel = torch.zeros_like(env.engine.qvel)
+    qpos = env.scene.engine.qpos.clone()
+    qvel = torch.zeros_like(env.scene.engine.qvel)
     qvel[:, 6] = torch.tensor([0.5, -2.0])
     set_state(env, qpos, qvel, ctrl=torch.tensor([[2.0], [1.0]]))
     # force 2 on a gear of 3: 6 N on the cart, moving at 0.5 m/s: 3 W; then 1 x 3 x 2 = 6 W
@@ -397,7 +398,7 @@ def test_energy_is_power_at_the_joint_whatever_the_gear(geared_slider):
 
 def test_joint_velocity_and_position_penalties(humanoid):
     env, rng = humanoid, np.random.default_rng(7)
-    m = env.engine.model
+    m = env.scene.engine.model
     names = env.scene.joint_names
     qpos = poses(env, "stand", "stand", "stand")
     offset = torch.as_tensor(rng.uniform(-0.2, 0.2, size=(3, len(names))))
@@ -426,9 +427,9 @@ def test_joint_velocity_and_position_penalties(humanoid):
 
 def test_joint_acc_l2_is_mujocos_qacc(humanoid):
     env, rng = humanoid, np.random.default_rng(8)
-    m = env.engine.model
+    m = env.scene.engine.model
     # in the air and away from the joint limits: no constraint, qacc is exact
-    ctrl = env.engine.ctrl.clone() + torch.as_tensor(rng.uniform(-0.2, 0.2, size=(3, m.nu)))
+    ctrl = env.scene.engine.ctrl.clone() + torch.as_tensor(rng.uniform(-0.2, 0.2, size=(3, m.nu)))
     qvel = torch.as_tensor(rng.normal(size=(3, m.nv)) * 0.5)
     set_state(env, poses(env, "high", "high", "high"), qvel, ctrl)
     dofs = [dof(env, n) for n in env.scene.joint_names]
@@ -466,7 +467,9 @@ def test_joint_pos_limits_counts_only_what_lies_past_the_soft_range(humanoid):
     stand = keyframe(env)[[joint(env, n) for n in names]]
     lo, hi = (
         torch.as_tensor(r)
-        for r in env.engine.model.jnt_range[[env.engine.model.joint(n).id for n in names]].T
+        for r in env.scene.engine.model.jnt_range[
+            [env.scene.engine.model.joint(n).id for n in names]
+        ].T
     )
     mid, half = (lo + hi) / 2, (hi - lo) / 2 * 0.9
     assert bool(((stand - mid).abs() < half).all())  # the default pose costs nothing
@@ -485,7 +488,7 @@ def test_joint_pos_limits_counts_only_what_lies_past_the_soft_range(humanoid):
 
 def test_joint_pos_limits_ignores_unlimited_joints(geared_slider):
     env = geared_slider  # its slide joint has no range
-    qpos = env.engine.qpos.clone()
+    qpos = env.scene.engine.qpos.clone()
     qpos[:, 7] = torch.tensor([1e3, -1e3])
     set_state(env, qpos)
     check(mdp.joint_pos_limits(env), torch.zeros(2), env)
@@ -524,7 +527,7 @@ def test_undesired_contacts_and_illegal_contact_count_touching_bodies(humanoid):
 
 def test_feet_slide_is_the_planar_speed_of_feet_on_the_ground(humanoid):
     env, rng = humanoid, np.random.default_rng(10)
-    m = env.engine.model
+    m = env.scene.engine.model
     qvel = torch.as_tensor(rng.normal(size=(3, m.nv)) * 0.3)
     set_state(env, poses(env, "stand", "air", "left_up"), qvel)
 
@@ -696,7 +699,7 @@ def fresh_humanoid() -> ManagerBasedRLEnv:
 
 def test_reset_root_state_uniform_places_and_moves_the_root(fresh_humanoid):
     env = fresh_humanoid
-    e = env.engine
+    e = env.scene.engine
     default = env.scene.default_qpos
     # a default orientation of its own (pitched forward, turned), so that "after the default
     # orientation" has a meaning: rotations do not commute
@@ -742,7 +745,7 @@ def test_reset_root_state_uniform_places_and_moves_the_root(fresh_humanoid):
 
 def test_reset_joints_by_scale_and_by_offset_stay_within_the_limits(fresh_humanoid):
     env = fresh_humanoid
-    e, m = env.engine, env.engine.model
+    e, m = env.scene.engine, env.scene.engine.model
     names = env.scene.joint_names
     cols = [joint(env, n) for n in names]
     dofs = [dof(env, n) for n in names]
@@ -787,7 +790,7 @@ def test_reset_joints_by_scale_and_by_offset_stay_within_the_limits(fresh_humano
 
 def test_push_by_setting_velocity_adds_to_the_root_velocity(fresh_humanoid):
     env = fresh_humanoid
-    e = env.engine
+    e = env.scene.engine
     e.qvel[:] = torch.as_tensor(np.random.default_rng(11).normal(size=e.qvel.shape))
     before = e.qvel.clone()
     push = {"x": (0.5, 0.5), "y": (-0.2, -0.2), "yaw": (0.3, 0.3)}
@@ -799,9 +802,9 @@ def test_push_by_setting_velocity_adds_to_the_root_velocity(fresh_humanoid):
 
 def test_randomize_friction_sets_one_draw_per_env_on_the_named_geoms(fresh_humanoid):
     env = fresh_humanoid
-    field = env.engine.model_field("geom_friction")
-    nominal = torch.as_tensor(env.engine.model.geom_friction)
-    feet = [env.engine.model.geom(f).id for f in FEET]
+    field = env.scene.engine.model_field("geom_friction")
+    nominal = torch.as_tensor(env.scene.engine.model.geom_friction)
+    feet = [env.scene.engine.model.geom(f).id for f in FEET]
     mdp.randomize_friction(env, torch.tensor([0, 2]), friction_range=(0.7, 0.7), geoms=".*_foot")
     expected = nominal.repeat(3, 1, 1)
     expected[0, feet, 0] = expected[2, feet, 0] = 0.7
@@ -818,17 +821,17 @@ def test_randomize_body_mass_draws_around_the_nominal_mass_and_the_physics_feels
     geared_slider,
 ):
     env = geared_slider
-    mass = env.engine.model_field("body_mass")
-    box = env.engine.model.body("box").id
+    mass = env.scene.engine.model_field("body_mass")
+    box = env.scene.engine.model.body("box").id
     env0 = torch.tensor([0])
     for _ in range(2):  # a second draw does not add to the first
         mdp.randomize_body_mass(env, env0, bodies="box", mass_range=(1.0, 1.0))
     assert mass[:, box].tolist() == [2.0, 1.0]
     # a free box with one geom is a body whose mass MuJoCo caches: 4 N now accelerate it
     # at 2 m/s^2 in env 0, 4 m/s^2 in env 1
-    env.engine.qfrc_applied[:, 0] = 4.0
-    set_state(env, env.engine.qpos.clone())
-    assert env.engine.qacc[:, 0].tolist() == pytest.approx([2.0, 4.0])
+    env.scene.engine.qfrc_applied[:, 0] = 4.0
+    set_state(env, env.scene.engine.qpos.clone())
+    assert env.scene.engine.qacc[:, 0].tolist() == pytest.approx([2.0, 4.0])
     mdp.randomize_body_mass(env, env0, bodies="box", mass_range=(0.25, 0.25), operation="scale")
     assert mass[0, box].item() == 0.25
     mdp.randomize_body_mass(env, env0, bodies="box", mass_range=(-5.0, -5.0))
@@ -839,7 +842,7 @@ def test_randomize_body_mass_draws_around_the_nominal_mass_and_the_physics_feels
 
 def test_randomize_actuator_gains_scales_kp_and_kv_in_the_physics(fresh_humanoid):
     env = fresh_humanoid
-    e, m = env.engine, env.engine.model
+    e, m = env.scene.engine, env.scene.engine.model
     mdp.randomize_actuator_gains(
         env,
         torch.tensor([0]),

@@ -17,7 +17,7 @@ from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationTermCfg
 from robolearn.registry import get_task
-from robolearn.render.overlays import command_markers
+from robolearn.render.markers import collect_markers
 from robolearn.terrain import (
     TERRAIN_GEOM,
     TYPES,
@@ -212,7 +212,7 @@ def test_the_height_scan_reads_the_ground_around_the_base(env):
     expected = base[:, 2:3] - env.scene.terrain.height_map.height_at(fn.points_xy) - 0.30
     assert torch.allclose(fn(env, offset=0.30), expected)
     # the scan points are drawn as markers in viewers and videos
-    spheres = [m for m in command_markers(env, 0) if m.kind == "sphere"]
+    spheres = [m for m in collect_markers(env, 0) if m.kind == "sphere"]
     assert len(spheres) == 187
 
 
@@ -220,12 +220,12 @@ def test_viewers_and_videos_draw_the_scan_and_write_the_envs_tile(env):
     from robolearn.render.video import EnvRenderer, track_body_of
 
     terrain = env.scene.terrain
-    (label,) = [m for m in command_markers(env, 3) if m.kind == "text"]
+    (label,) = [m for m in collect_markers(env, 3) if m.kind == "text"]
     kind = terrain.column_types[int(terrain.env_cols[3])]
     assert label.text == f"{kind}, level {int(terrain.levels[3])}/2"
-    renderer = EnvRenderer(env.engine, 320, 240, track_body=track_body_of(env))
+    renderer = EnvRenderer(env.scene.engine, 320, 240, track_body=track_body_of(env))
     try:
-        markers = command_markers(env, 3)
+        markers = collect_markers(env, 3)
         plain = renderer.frame(3)
         drawn = renderer.frame(3, markers=markers)
         unlabelled = renderer.frame(3, markers=[m for m in markers if m.kind != "text"])
@@ -251,15 +251,13 @@ def test_the_terrain_curriculum_moves_walkers_up_and_idlers_down():
     assert terrain.levels.tolist() == [1] * 8
     env.command_manager.get_command("base_velocity")[:] = torch.tensor([1.0, 0.0, 0.0])
     env.step(torch.zeros(8, env.num_actions))
-    qpos = env.engine.qpos
+    qpos = env.scene.engine.qpos
     qpos[0:4, 0] += 3.0  # envs 0-3 walked 3 m (> half a 4 m tile): up
-    env.scene.invalidate()
     # a reset the user asks for is no verdict on the episode: nobody moves
     env.reset_envs(torch.arange(8))
     assert terrain.levels.tolist() == [1] * 8
     env.command_manager.get_command("base_velocity")[:] = torch.tensor([1.0, 0.0, 0.0])
-    env.engine.qpos[0:4, 0] += 3.0
-    env.scene.invalidate()
+    env.scene.engine.qpos[0:4, 0] += 3.0
     _end_episodes_by_time_out(env)  # envs 4-7 stood still under a 1 m/s command: down
     assert terrain.levels.tolist() == [2] * 4 + [0] * 4
     assert torch.equal(
@@ -267,8 +265,7 @@ def test_the_terrain_curriculum_moves_walkers_up_and_idlers_down():
     )
     # past the top row an env goes to a random row, never out of the grid
     for _ in range(5):
-        env.engine.qpos[:, 0] += 3.0
-        env.scene.invalidate()
+        env.scene.engine.qpos[:, 0] += 3.0
         _end_episodes_by_time_out(env)
         assert bool((terrain.levels >= 0).all() and (terrain.levels < 3).all())
 

@@ -325,10 +325,10 @@ def test_a_declared_clip_is_the_bound_and_holds():
     np.testing.assert_array_equal(vec.single_action_space.low, [-1.0])
     np.testing.assert_array_equal(vec.single_action_space.high, [1.0])
     vec.step(np.array([[1.0], [-1.0]], np.float32))
-    assert env.engine.ctrl[:, 0].tolist() == [3.0, -2.0]  # -3 saturates at the clip's -2
+    assert env.scene.engine.ctrl[:, 0].tolist() == [3.0, -2.0]  # -3 saturates at the clip's -2
     # beyond the bound, an action does what the bound does
     env.step(torch.tensor([[-50.0], [80.0]]))
-    assert env.engine.ctrl[:, 0].tolist() == [-2.0, 3.0]
+    assert env.scene.engine.ctrl[:, 0].tolist() == [-2.0, 3.0]
     assert env.action_manager.action[:, 0].tolist() == [-50.0, 80.0]  # last_action: raw
     with pytest.raises(RobolearnError, match=r"actions.force.clip must be \[low, high\]"):
         _unbounded_slider(clip=(1.0, -1.0))

@@ -37,7 +37,7 @@ def main() -> None:
     import mujoco_warp as mjw
 
     from robolearn.registry import get_task
-    from robolearn.scene.scene import resolve_model_path
+    from robolearn.scene.models import resolve_model_path
     from robolearn.sim import compile_model, load_spec
 
     cfg = get_task(args.task).env_cfg()

@@ -23,7 +23,6 @@ from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg, MetricTermCfg
 from robolearn.managers import (
     CommandTerm,
     CommandTermCfg,
-    JointPositionActionCfg,
     Marker,
     ObservationGroupCfg,
     ObservationTermCfg,
@@ -31,6 +30,7 @@ from robolearn.managers import (
     TerminationTermCfg,
 )
 from robolearn.math import sample_uniform
+from robolearn.mdp import JointPositionActionCfg
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg
@@ -44,7 +44,7 @@ STILL = 0.2  # the arm counts as at rest with every joint slower than this, rad/
 def ee_pos(env: ManagerBasedRLEnv) -> torch.Tensor:
     """(N, 3) world position of the end-effector site, float32."""
     site = env.scene.index("site", "ee")
-    return env.engine.site_xpos[:, site[0]].float()
+    return env.scene.engine.site_xpos[:, site[0]].float()
 
 
 class ReachTargetCommand(CommandTerm):

@@ -1,20 +1,16 @@
 """Managers: each turns a dict of term configs into one part of the env step.
 
+This package is machinery only: the managers, the term base classes and configs, and the
+marker type terms draw with. The terms the shipped tasks use (commands, actions, rewards,
+observations...) are the term library, :mod:`robolearn.mdp`.
+
 Term vocabulary follows Isaac Lab (``RewardTermCfg(func, weight, params)``, observation
 groups, event modes startup/reset/interval, ``time_out`` terminations), so tasks port over.
 Every manager is a :class:`ManagerBase`: it builds its terms once, resets their state for
 the envs that reset, and hands out their live configs (``get_term_cfg``/``set_term_cfg``).
 """
 
-from robolearn.managers.action import (
-    ActionManager,
-    ActionTerm,
-    ActionTermCfg,
-    JointEffortAction,
-    JointEffortActionCfg,
-    JointPositionAction,
-    JointPositionActionCfg,
-)
+from robolearn.managers.action import ActionManager, ActionTerm, ActionTermCfg
 from robolearn.managers.base import (
     ClassTermManager,
     EnvRows,
@@ -23,25 +19,10 @@ from robolearn.managers.base import (
     TermCfg,
     as_env_mask,
 )
-from robolearn.managers.command import (
-    CommandManager,
-    CommandTerm,
-    CommandTermCfg,
-    GaitPhaseCommand,
-    GaitPhaseCommandCfg,
-    UniformVelocityCommand,
-    UniformVelocityCommandCfg,
-    VelocityRanges,
-    register_command,
-)
+from robolearn.managers.command import CommandManager, CommandTerm, CommandTermCfg
 from robolearn.managers.curriculum import CurriculumManager, CurriculumTermCfg
 from robolearn.managers.event import EventManager, EventTermCfg
-from robolearn.managers.markers import (
-    Marker,
-    collect_markers,
-    contact_force_markers,
-    root_frame_markers,
-)
+from robolearn.managers.markers import Marker
 from robolearn.managers.observation import (
     NoiseCfg,
     ObservationGroupCfg,
@@ -66,12 +47,6 @@ __all__ = [
     "EnvRows",
     "EventManager",
     "EventTermCfg",
-    "GaitPhaseCommand",
-    "GaitPhaseCommandCfg",
-    "JointEffortAction",
-    "JointEffortActionCfg",
-    "JointPositionAction",
-    "JointPositionActionCfg",
     "ManagerBase",
     "ManagerTerm",
     "Marker",
@@ -84,14 +59,7 @@ __all__ = [
     "TermCfg",
     "TerminationManager",
     "TerminationTermCfg",
-    "UniformVelocityCommand",
-    "UniformVelocityCommandCfg",
-    "VelocityRanges",
     "as_env_mask",
-    "collect_markers",
-    "contact_force_markers",
     "gaussian_noise",
-    "register_command",
-    "root_frame_markers",
     "uniform_noise",
 ]

@@ -1,9 +1,9 @@
 """Actions: the policy's output turned into actuator controls.
 
 ``process_action`` runs once per env step (clip, scale, offset); ``apply_action`` writes the
-result into the engine's ``ctrl`` view. Position and effort targets are constant over the
-decimation substeps, so the env writes ctrl once and steps the engine ``decimation`` times in
-one call.
+result into the scene's controls (:meth:`~robolearn.scene.Scene.write_ctrl`). Position and
+effort targets are constant over the decimation substeps, so the env writes ctrl once and
+steps the scene ``decimation`` substeps in one call.
 
 A config names the class that implements it in ``class_type``: the built-in configs name
 theirs, a subclass of one inherits it, and a config of your own names your
@@ -15,18 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ClassTermManager, EnvRows
 from robolearn.managers.markers import Marker
+from robolearn.managers.protocol import ManagedEnv
 from robolearn.math import columns
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
 
 
 class ActionTerm:
@@ -38,7 +34,7 @@ class ActionTerm:
     ``action_dim`` is the width of its slice.
     """
 
-    def __init__(self, cfg: ActionTermCfg, env: ManagerBasedRLEnv, name: str) -> None:
+    def __init__(self, cfg: ActionTermCfg, env: ManagedEnv, name: str) -> None:
         self.cfg = cfg
         self.name = name
         self.env = env
@@ -60,7 +56,6 @@ class ActionTerm:
         self._ctrl_cols = columns(self.actuator_ids)
         self.raw_actions = torch.zeros(env.num_envs, self.action_dim, device=env.device)
         self.processed_actions = torch.zeros_like(self.raw_actions)
-        self._ctrl = env.engine.ctrl
 
     def process_actions(self, actions: torch.Tensor) -> None:
         """Turn this term's slice of the policy's action (already clipped to the config's
@@ -111,8 +106,8 @@ class ActionTerm:
         return 0.0
 
     def apply_actions(self) -> None:
-        """Write ``processed_actions`` into the engine's controls of this term's actuators."""
-        self._ctrl[:, self._ctrl_cols] = self.processed_actions.to(self._ctrl.dtype)
+        """Write ``processed_actions`` into the scene's controls of this term's actuators."""
+        self.env.scene.write_ctrl(self._ctrl_cols, self.processed_actions)
 
     def reset(self, env_mask: torch.Tensor) -> None:
         """Forget the last action of the envs where ``env_mask`` ((N,) bool) is true."""
@@ -122,35 +117,6 @@ class ActionTerm:
         """What viewers and videos draw for env ``env_id`` (e.g. a target pose as a
         frame); nothing by default."""
         return []
-
-
-class JointPositionAction(ActionTerm):
-    """Position targets around each env's default joint positions."""
-
-    def __init__(self, cfg: JointPositionActionCfg, env: ManagerBasedRLEnv, name: str) -> None:
-        super().__init__(cfg, env, name)
-        m = env.scene.model
-        joint_of = env.scene.actuator_joint[self.actuator_ids]
-        bad = [
-            env.scene.actuator_names[a]
-            for a, j in zip(self.actuator_ids.tolist(), joint_of.tolist(), strict=True)
-            if j < 0 or int(m.actuator_biastype[a]) != int(mujoco.mjtBias.mjBIAS_AFFINE)
-        ]
-        if bad:
-            raise RobolearnError(
-                f"actions.{name}: joint position actions need <position> actuators on a joint; "
-                f"not such: {', '.join(bad)}"
-            )
-        self.joint_ids = joint_of
-
-    def _offset(self) -> torch.Tensor | float:
-        if not self.cfg.use_default_offset:
-            return 0.0
-        return self.env.scene.default_joint_pos.index_select(1, self.joint_ids)
-
-
-class JointEffortAction(ActionTerm):
-    """Motor commands (force or torque after the actuator's gear)."""
 
 
 @dataclass
@@ -170,37 +136,15 @@ class ActionTermCfg:
     theirs, and a subclass of one inherits it."""
 
 
-@dataclass
-class JointPositionActionCfg(ActionTermCfg):
-    """Joint position targets for MuJoCo ``<position>`` actuators.
-
-    target = offset + scale * action, where offset is each env's default joint position
-    (``use_default_offset``) or 0. The actuator's own PD gains track the target.
-    """
-
-    class_type: type[ActionTerm] | None = JointPositionAction
-    scale: float = 0.5
-    """Radians (or metres) of target per unit of action."""
-    use_default_offset: bool = True
-    """Add the default joint position, so action 0 holds the default pose."""
-
-
-@dataclass
-class JointEffortActionCfg(ActionTermCfg):
-    """Direct controls for ``<motor>`` actuators: ctrl = scale * action."""
-
-    class_type: type[ActionTerm] | None = JointEffortAction
-
-
 class ActionManager(ClassTermManager[ActionTerm]):
     """Splits the policy's action vector among the action terms, in config order."""
 
     section = "actions"
     term_kind = "action term"
     term_type = ActionTerm
-    examples = "JointPositionAction, JointEffortAction"
+    examples = "mdp.JointPositionAction, mdp.JointEffortAction"
 
-    def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagedEnv) -> None:
         if not cfg:
             raise RobolearnError("a task needs at least one action term")
         super().__init__(cfg, env)
@@ -252,7 +196,7 @@ class ActionManager(ClassTermManager[ActionTerm]):
         return low, high
 
     def apply_action(self) -> None:
-        """Write every term's processed action into the engine's controls."""
+        """Write every term's processed action into the scene's controls."""
         for term in self.terms.values():
             term.apply_actions()
 

@@ -12,16 +12,14 @@ import abc
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.markers import Marker
+from robolearn.managers.protocol import ManagedEnv
 from robolearn.sim.host_sync import host_syncs_allowed
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
 
 
 @dataclass
@@ -44,7 +42,7 @@ class ManagerTerm(abc.ABC):
     the envs that reset.
     """
 
-    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: TermCfg, env: ManagedEnv) -> None:
         self.cfg = cfg
         self.env = env
 
@@ -56,7 +54,7 @@ class ManagerTerm(abc.ABC):
         alone on the cpu engine."""
 
     @abc.abstractmethod
-    def __call__(self, env: ManagerBasedRLEnv, *args: Any, **params: Any) -> torch.Tensor:
+    def __call__(self, env: ManagedEnv, *args: Any, **params: Any) -> torch.Tensor:
         """The term's value this step, as the function form of the term returns it."""
 
     def debug_markers(self, env_id: int) -> list[Marker]:
@@ -67,7 +65,7 @@ class ManagerTerm(abc.ABC):
 
 
 def resolve_term(
-    cfg: TermCfg, env: ManagerBasedRLEnv, where: str, positional: Sequence[str] = ("env",)
+    cfg: TermCfg, env: ManagedEnv, where: str, positional: Sequence[str] = ("env",)
 ) -> Callable[..., Any]:
     """The callable a term config names, with its params checked against its signature.
 
@@ -108,7 +106,7 @@ def resolve_term(
     return func
 
 
-def as_env_mask(env: ManagerBasedRLEnv, envs: torch.Tensor | Sequence[int]) -> torch.Tensor:
+def as_env_mask(env: ManagedEnv, envs: torch.Tensor | Sequence[int]) -> torch.Tensor:
     """An (N,) bool mask on the env's device from a mask (returned as it is) or env indices
     (for calls made by hand, as Isaac Lab's terms take ``env_ids``). The env itself always
     passes masks; a mask made from indices on the device costs no host wait."""
@@ -120,11 +118,11 @@ def as_env_mask(env: ManagerBasedRLEnv, envs: torch.Tensor | Sequence[int]) -> t
     return mask
 
 
-def _host_side(env: ManagerBasedRLEnv) -> bool:
+def _host_side(env: ManagedEnv) -> bool:
     return getattr(getattr(env, "engine", None), "host_side", False)
 
 
-def none_selected(env: ManagerBasedRLEnv, env_mask: torch.Tensor) -> bool:
+def none_selected(env: ManagedEnv, env_mask: torch.Tensor) -> bool:
     """Whether ``env_mask`` is known to select no env without waiting for the device.
 
     On an engine whose tensors live in host memory (the cpu engine) reading the mask costs
@@ -149,7 +147,7 @@ class EnvRows:
     :attr:`n` rows: one per env on the device, one per selected env on the host.
     """
 
-    def __init__(self, env: ManagerBasedRLEnv, env_mask: torch.Tensor) -> None:
+    def __init__(self, env: ManagedEnv, env_mask: torch.Tensor) -> None:
         self.mask = env_mask
         self.ids: torch.Tensor | None = None
         """The selected envs' indices (host-side engines), or None (the mask form)."""
@@ -160,7 +158,7 @@ class EnvRows:
             self.n = self.ids.numel()
 
     @classmethod
-    def of(cls, env: ManagerBasedRLEnv, env_mask: torch.Tensor) -> EnvRows:
+    def of(cls, env: ManagedEnv, env_mask: torch.Tensor) -> EnvRows:
         """``EnvRows(env, env_mask)``, or, for a mask of the reset under way, the env's own
         (:attr:`ManagerBasedRLEnv.reset_rows`: every manager's reset is handed the same
         mask, and its envs are found once)."""
@@ -248,7 +246,7 @@ class ManagerBase:
     """Whether :meth:`set_term_cfg` may replace a term's config; False where terms are
     objects built once from their configs (their fields are still read live)."""
 
-    def __init__(self, cfg: dict[str, Any], env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: dict[str, Any], env: ManagedEnv) -> None:
         self.env = env
         self.cfg = cfg
         self._terms: dict[str, Any] = {

@@ -25,7 +25,7 @@ on when that is:
   ``env.command_manager.get_term_cfg(name)`` (the same object as the term's ``cfg``);
   their ``set_term_cfg`` refuses a new config. A decision made from device values (a mean
   episode reward) is best applied on the device too: a velocity command's
-  :meth:`~robolearn.managers.UniformVelocityCommand.widen` widens its ranges where a 0-d
+  :meth:`~robolearn.mdp.UniformVelocityCommand.widen` widens its ranges where a 0-d
   bool tensor holds, with no wait (``live_ranges()`` reads them back).
 """
 

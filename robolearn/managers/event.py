@@ -8,8 +8,9 @@ envs concerned: all of them at startup, the resetting ones, the ones whose timer
 (an interval term runs at every step, with a mask that may be empty, so that the step never
 waits for the GPU to count them; on the cpu engine, whose masks are in host memory, it is
 skipped in a step where no timer ran out). A term reads the scene (``env.scene``) as the
-engine holds it when the term runs: the scene's per-step cache is dropped before reset
-events and after each term. Derived fields (body positions, contact forces) are those of
+engine holds it when the term runs, what earlier terms wrote included: the scene's
+per-step state follows every in-place write through torch (:mod:`robolearn.scene.cache`).
+Derived fields (body positions, contact forces) are those of
 the last forward pass: a reset term sees the reset state's joint positions, not yet its body
 positions.
 """
@@ -17,15 +18,13 @@ positions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ManagerBase, TermCfg, none_selected
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
+from robolearn.managers.protocol import ManagedEnv
 
 MODES = ("startup", "reset", "interval")
 
@@ -47,7 +46,7 @@ class EventManager(ManagerBase):
     term_kind = "event term"
     term_args = ("env", "env_mask")
 
-    def __init__(self, cfg: dict[str, EventTermCfg], env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: dict[str, EventTermCfg], env: ManagedEnv) -> None:
         self._time_left: dict[str, torch.Tensor] = {}
         """Per interval term, (N,) seconds until each env's next application."""
         super().__init__(cfg, env)
@@ -97,8 +96,6 @@ class EventManager(ManagerBase):
             else:
                 mask = env_mask
             fn(self.env, mask, **term.params)
-            # A term may have written state that the next one reads through the scene.
-            self.env.scene.invalidate()
 
     def _due(self, name: str, dt: float) -> torch.Tensor | None:
         """Advance interval term ``name``'s timers by ``dt``; the (N,) mask of the envs

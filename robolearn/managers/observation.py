@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -24,9 +24,7 @@ from robolearn.managers.base import (
     reset_term,
     resolve_term,
 )
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
+from robolearn.managers.protocol import ManagedEnv
 
 
 @dataclass
@@ -106,7 +104,7 @@ class _History:
 class _Group:
     """One observation group: its terms in order, their histories and widths."""
 
-    def __init__(self, name: str, cfg: ObservationGroupCfg, env: ManagerBasedRLEnv) -> None:
+    def __init__(self, name: str, cfg: ObservationGroupCfg, env: ManagedEnv) -> None:
         if not cfg.terms:
             raise RobolearnError(f"observations.{name} has no terms")
         self.name, self.cfg, self.env = name, cfg, env
@@ -270,7 +268,7 @@ class ObservationManager(ManagerBase):
     term_kind = "observation group"
     replaceable = False
 
-    def __init__(self, cfg: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: dict[str, ObservationGroupCfg], env: ManagedEnv) -> None:
         if not cfg:
             raise RobolearnError("a task needs at least one observation group (e.g. 'policy')")
         super().__init__(cfg, env)

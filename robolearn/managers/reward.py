@@ -14,15 +14,12 @@ physics diverged earns nothing in that step and its episode sums leave that step
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import EnvRows, ManagerBase, TermCfg, check_term_output
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
+from robolearn.managers.protocol import ManagedEnv
 
 
 @dataclass
@@ -45,7 +42,7 @@ class RewardManager(ManagerBase):
     section = "rewards"
     term_kind = "reward term"
 
-    def __init__(self, cfg: dict[str, RewardTermCfg], env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: dict[str, RewardTermCfg], env: ManagedEnv) -> None:
         super().__init__(cfg, env)
         self.term_names = list(cfg)
         """The terms, in the order of the columns of :attr:`step_reward`."""

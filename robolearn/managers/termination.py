@@ -9,16 +9,13 @@ the env counts it as ``Episode_Termination/nonfinite`` only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import EnvRows, ManagerBase, TermCfg
+from robolearn.managers.protocol import ManagedEnv
 from robolearn.math import columns_of, take_columns
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
 
 
 @dataclass
@@ -35,7 +32,7 @@ class TerminationManager(ManagerBase):
     section = "terminations"
     term_kind = "termination term"
 
-    def __init__(self, cfg: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: dict[str, TerminationTermCfg], env: ManagedEnv) -> None:
         if not any(t.time_out for t in cfg.values()):
             raise RobolearnError(
                 "a task needs a time-out termination (e.g. mdp.time_out with time_out=True)"

@@ -1,8 +1,22 @@
 """The term library: functions the managers call, by kind.
 
-``from robolearn import mdp`` then ``mdp.track_lin_vel_xy_exp``, ``mdp.time_out`` and so on.
+``from robolearn import mdp`` then ``mdp.track_lin_vel_xy_exp``, ``mdp.time_out``,
+``mdp.UniformVelocityCommandCfg``, ``mdp.JointPositionActionCfg`` and so on.
 """
 
+from robolearn.mdp.actions import (
+    JointEffortAction,
+    JointEffortActionCfg,
+    JointPositionAction,
+    JointPositionActionCfg,
+)
+from robolearn.mdp.commands import (
+    GaitPhaseCommand,
+    GaitPhaseCommandCfg,
+    UniformVelocityCommand,
+    UniformVelocityCommandCfg,
+    VelocityRanges,
+)
 from robolearn.mdp.curriculums import command_velocity_levels, terrain_levels
 from robolearn.mdp.events import (
     push_by_setting_velocity,
@@ -66,6 +80,15 @@ from robolearn.mdp.terminations import (
 )
 
 __all__ = [
+    "GaitPhaseCommand",
+    "GaitPhaseCommandCfg",
+    "JointEffortAction",
+    "JointEffortActionCfg",
+    "JointPositionAction",
+    "JointPositionActionCfg",
+    "UniformVelocityCommand",
+    "UniformVelocityCommandCfg",
+    "VelocityRanges",
     "action_l2",
     "action_rate_l2",
     "ang_vel_xy_l2",

@@ -5,14 +5,10 @@ Both decide on the device and return 0-d tensors: the env step never waits for t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 
 from robolearn.managers import CurriculumTermCfg, ManagerTerm, as_env_mask
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
+from robolearn.mdp.protocol import TaskEnv
 
 
 class command_velocity_levels(ManagerTerm):  # noqa: N801 - a term is named like a function
@@ -21,17 +17,17 @@ class command_velocity_levels(ManagerTerm):  # noqa: N801 - a term is named like
     Success: the ending episodes' mean sum of ``reward_term``, per second of the maximum
     episode length, exceeds ``threshold`` x the term's weight. Checked at most once per
     episode length. The ranges widen on the device
-    (:meth:`~robolearn.managers.UniformVelocityCommand.widen`; ``live_ranges()`` reads
+    (:meth:`~robolearn.mdp.UniformVelocityCommand.widen`; ``live_ranges()`` reads
     them). Returns the current upper bound of the forward velocity range.
     """
 
-    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: CurriculumTermCfg, env: TaskEnv) -> None:
         super().__init__(cfg, env)
         self.last_change = 0
 
     def __call__(
         self,
-        env: ManagerBasedRLEnv,
+        env: TaskEnv,
         env_mask: torch.Tensor,
         command_name: str,
         reward_term: str,
@@ -55,7 +51,7 @@ class command_velocity_levels(ManagerTerm):  # noqa: N801 - a term is named like
 
 
 def terrain_levels(
-    env: ManagerBasedRLEnv, env_mask: torch.Tensor, command_name: str
+    env: TaskEnv, env_mask: torch.Tensor, command_name: str
 ) -> dict[str, torch.Tensor]:
     """Move resetting envs between terrain rows by how far their robot walked (legged_gym's
     and Isaac Lab's rule): farther than half a tile from its origin moves up a level; less

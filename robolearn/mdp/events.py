@@ -16,7 +16,6 @@ thousands). Called by hand, these terms also take env indices, as Isaac Lab's ``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
@@ -29,11 +28,9 @@ from robolearn.math import (
     sample_uniform,
     take_columns,
 )
+from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
 from robolearn.scene.entities import SceneEntityCfg
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
 
 AXES = ("x", "y", "z", "roll", "pitch", "yaw")
 
@@ -87,7 +84,7 @@ def _write_rows(field: torch.Tensor, cols, env_mask: torch.Tensor, value: torch.
 
 
 def reset_root_state_uniform(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     pose_range: dict[str, tuple[float, float]],
     velocity_range: dict[str, tuple[float, float]] | None = None,
@@ -102,7 +99,8 @@ def reset_root_state_uniform(
     angular (rad/s) velocity.
     """
     rows = EnvRows.of(env, as_env_mask(env, env_mask))
-    scene, e = env.scene, env.engine
+    scene = env.scene
+    e = scene.engine
     q0, v0 = _root_columns(env, entity)
     n = rows.n
     pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
@@ -123,7 +121,7 @@ def reset_root_state_uniform(
         _write(rows, e.qvel, slice(v0 + 3, v0 + 6), ang_b)
 
 
-def _root_columns(env: ManagerBasedRLEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
+def _root_columns(env: TaskEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
     """The first qpos and qvel columns of an entity's free joint (the robot's: its base)."""
     name = entity.name if isinstance(entity, SceneEntityCfg) else entity
     scene = env.scene
@@ -137,7 +135,7 @@ def _root_columns(env: ManagerBasedRLEnv, entity: str | SceneEntityCfg) -> tuple
 
 
 def reset_joints_by_scale(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     position_range: tuple[float, float] = (1.0, 1.0),
     velocity_range: tuple[float, float] = (0.0, 0.0),
@@ -150,7 +148,7 @@ def reset_joints_by_scale(
 
 
 def reset_joints_by_offset(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     position_range: tuple[float, float] = (0.0, 0.0),
     velocity_range: tuple[float, float] = (0.0, 0.0),
@@ -162,9 +160,7 @@ def reset_joints_by_offset(
     _reset_joints(env, rows, joints, position_range, velocity_range, scale=False)
 
 
-def _reset_limits(
-    env: ManagerBasedRLEnv, joints: str | Sequence[str]
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _reset_limits(env: TaskEnv, joints: str | Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
     """(k,) lower and (k,) upper position limits of ``joints``, found once per scene."""
     scene = env.scene
 
@@ -176,14 +172,15 @@ def _reset_limits(
 
 
 def _reset_joints(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     rows: EnvRows,
     joints: str | Sequence[str],
     position_range: tuple[float, float],
     velocity_range: tuple[float, float],
     scale: bool,
 ) -> None:
-    scene, e = env.scene, env.engine
+    scene = env.scene
+    e = scene.engine
     cols = scene.joint_columns(joints)
     low, high = _reset_limits(env, joints)
     k = low.numel()
@@ -197,7 +194,7 @@ def _reset_joints(
 
 
 def push_by_setting_velocity(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     velocity_range: dict[str, tuple[float, float]],
     entity: str | SceneEntityCfg = "robot",
@@ -205,14 +202,14 @@ def push_by_setting_velocity(
     """Push the base (or another entity's floating root): add a uniform velocity (linear
     world m/s; angular rad/s, root frame)."""
     rows = EnvRows.of(env, as_env_mask(env, env_mask))
-    e, (_, v0) = env.engine, _root_columns(env, entity)
+    e, (_, v0) = env.scene.engine, _root_columns(env, entity)
     dv = _sample_axes(velocity_range, rows.n, "push_by_setting_velocity", env.device)
     cols = slice(v0, v0 + 6)
     _write(rows, e.qvel, cols, rows.take(e.qvel[:, cols]) + dv)
 
 
 def randomize_friction(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     friction_range: tuple[float, float],
     geoms: str | Sequence[str] = ".*",
@@ -224,14 +221,14 @@ def randomize_friction(
     """
     env_mask = as_env_mask(env, env_mask)
     ids = env.scene.index("geom", geoms)
-    field = env.engine.model_field("geom_friction")
+    field = env.scene.engine.model_field("geom_friction")
     draw = sample_uniform(*friction_range, (env.num_envs, 1), env.device)
     sliding = field[:, :, 0]  # a view: the write below lands in the engine's memory
     _write_rows(sliding, ids, env_mask, draw.expand(-1, ids.numel()))
 
 
 def randomize_body_mass(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     bodies: str | Sequence[str],
     mass_range: tuple[float, float],
@@ -248,16 +245,16 @@ def randomize_body_mass(
     nominal = env.scene.nominal("body_mass")[ids]
     draw = sample_uniform(*mass_range, (env.num_envs, ids.numel()), env.device)
     mass = nominal + draw if operation == "add" else nominal * draw
-    field = env.engine.model_field("body_mass")
+    field = env.scene.engine.model_field("body_mass")
     _write_rows(field, ids, env_mask, mass.clamp(min=1e-3))
     # MuJoCo derives the mass matrix of "simple" bodies (a free body with one geom), the
     # subtree masses and inverse weights from body_mass once; recompute them (for the
     # masked envs: on the Warp engines, for all, with no wait)
-    env.engine.set_const_where(env_mask)
+    env.scene.engine.set_const_where(env_mask)
 
 
 def randomize_actuator_gains(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     env_mask: torch.Tensor,
     stiffness_scale: tuple[float, float],
     damping_scale: tuple[float, float],
@@ -272,8 +269,8 @@ def randomize_actuator_gains(
     ids = env.scene.index("actuator", actuators)
     n, k = env.num_envs, ids.numel()
     gain, bias = (
-        env.engine.model_field("actuator_gainprm"),
-        env.engine.model_field("actuator_biasprm"),
+        env.scene.engine.model_field("actuator_gainprm"),
+        env.scene.engine.model_field("actuator_biasprm"),
     )
     kp = env.scene.nominal("actuator_gainprm")[ids, 0] * sample_uniform(
         *stiffness_scale, (n, k), env.device

@@ -27,7 +27,7 @@ the mirror when the clip is symmetric about 0 or the term's signs are all positi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -35,12 +35,10 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationTermCfg
 from robolearn.managers.base import ManagerTerm
 from robolearn.mdp import observations as obs
+from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.mirror import IndexMirror
 
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
-
-Rule = Callable[["ManagerBasedRLEnv", ObservationTermCfg, Any, int], IndexMirror]
+Rule = Callable[["TaskEnv", ObservationTermCfg, Any, int], IndexMirror]
 """``(env, term_cfg, term, width) -> IndexMirror`` over the term's ``width`` columns (one
 history frame); ``term`` is the resolved function or :class:`ManagerTerm` instance."""
 
@@ -75,7 +73,7 @@ def restrict(full: IndexMirror, ids: list[int], names: list[str]) -> IndexMirror
     return IndexMirror(tuple(where[full.perm[e]] for e in ids), tuple(full.sign[e] for e in ids))
 
 
-def joints_mirror(env: ManagerBasedRLEnv, joints: Any = ".*") -> IndexMirror:
+def joints_mirror(env: TaskEnv, joints: Any = ".*") -> IndexMirror:
     """The mirror over the robot's joints matching ``joints``, in the scene's order."""
     ids = env.scene.index("joint", joints).tolist()
     return restrict(env.scene.joint_mirror(), ids, env.scene.joint_names)
@@ -85,7 +83,7 @@ def _joints(env, cfg, term, width: int) -> IndexMirror:
     return joints_mirror(env, cfg.params.get("joints", ".*"))
 
 
-def action_mirror(env: ManagerBasedRLEnv) -> IndexMirror:
+def action_mirror(env: TaskEnv) -> IndexMirror:
     """The mirror over the action vector: each column drives a joint (every action term
     must name joint actuators); the mirrored action drives the partner joints."""
     scene = env.scene
@@ -159,7 +157,7 @@ DEFAULT_RULES: dict[Any, str] = {
 
 
 def term_mirror(
-    env: ManagerBasedRLEnv, name: str, cfg: ObservationTermCfg, term: Any, width: int, frames: int
+    env: TaskEnv, name: str, cfg: ObservationTermCfg, term: Any, width: int, frames: int
 ) -> IndexMirror:
     """The mirror over one term's ``width`` columns, ``frames`` history frames of them."""
     rule = cfg.mirror
@@ -187,7 +185,7 @@ def term_mirror(
     return IndexMirror(perm, one.sign * frames)
 
 
-def group_mirror(env: ManagerBasedRLEnv, group: str) -> IndexMirror:
+def group_mirror(env: TaskEnv, group: str) -> IndexMirror:
     """The mirror over all columns of observation group ``group``."""
     manager = env.observation_manager
     slices = manager.term_slices(group)

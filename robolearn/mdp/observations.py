@@ -8,39 +8,36 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers import ManagerTerm, Marker
 from robolearn.math import quat_rotate_inverse, take_columns, yaw_from_quat
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
+from robolearn.mdp.protocol import TaskEnv
 
 
-def base_lin_vel(env: ManagerBasedRLEnv) -> torch.Tensor:
+def base_lin_vel(env: TaskEnv) -> torch.Tensor:
     """Base linear velocity in the base frame, m/s (3)."""
     return env.scene.root_lin_vel_b
 
 
-def base_ang_vel(env: ManagerBasedRLEnv) -> torch.Tensor:
+def base_ang_vel(env: TaskEnv) -> torch.Tensor:
     """Base angular velocity in the base frame, rad/s (3)."""
     return env.scene.root_ang_vel_b
 
 
-def projected_gravity(env: ManagerBasedRLEnv) -> torch.Tensor:
+def projected_gravity(env: TaskEnv) -> torch.Tensor:
     """Unit gravity direction in the base frame (3); (0, 0, -1) when upright."""
     return env.scene.projected_gravity_b
 
 
-def base_height(env: ManagerBasedRLEnv) -> torch.Tensor:
+def base_height(env: TaskEnv) -> torch.Tensor:
     """Height of the base above the ground under it, m (1)."""
     return env.scene.root_height.unsqueeze(-1)
 
 
-def entity_pos_b(env: ManagerBasedRLEnv, entity: str) -> torch.Tensor:
+def entity_pos_b(env: TaskEnv, entity: str) -> torch.Tensor:
     """Position of a floating entity's root (e.g. an object to push or pick) in the robot's
     base frame, m (3)."""
     pos, _ = env.scene.entity_root_pose(entity)
@@ -48,44 +45,44 @@ def entity_pos_b(env: ManagerBasedRLEnv, entity: str) -> torch.Tensor:
     return quat_rotate_inverse(scene.root_quat_w, pos - scene.root_pos_w)
 
 
-def joint_pos_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_pos_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint positions minus the env's default positions, rad or m."""
     scene = env.scene
     cols = scene.joint_columns(joints).joints
     return take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
 
 
-def joint_pos(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_pos(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Absolute joint positions, rad or m."""
     return take_columns(env.scene.joint_pos, env.scene.joint_columns(joints).joints)
 
 
-def joint_vel_rel(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_vel_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint velocities (the default velocity is 0), rad/s or m/s."""
     return take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints)
 
 
-def last_action(env: ManagerBasedRLEnv) -> torch.Tensor:
+def last_action(env: TaskEnv) -> torch.Tensor:
     """The policy's previous raw action (all action terms)."""
     return env.action_manager.action
 
 
-def generated_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+def generated_commands(env: TaskEnv, command_name: str) -> torch.Tensor:
     """The current command of a command term (e.g. (vx, vy, yaw rate))."""
     return env.command_manager.get_command(command_name)
 
 
-def sensor(env: ManagerBasedRLEnv, name: str) -> torch.Tensor:
+def sensor(env: TaskEnv, name: str) -> torch.Tensor:
     """The values of one MuJoCo sensor by name (its columns of sensordata)."""
-    return env.engine.sensordata[:, env.scene.sensor_slice(name)].float()
+    return env.scene.engine.sensordata[:, env.scene.sensor_slice(name)].float()
 
 
-def feet_contact(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
+def feet_contact(env: TaskEnv, threshold: float = 1.0) -> torch.Tensor:
     """1 for each foot pressing the ground with more than ``threshold`` newtons, else 0."""
     return (env.scene.feet_force_norm > threshold).float()
 
 
-def foot_contact_force(env: ManagerBasedRLEnv) -> torch.Tensor:
+def foot_contact_force(env: TaskEnv) -> torch.Tensor:
     """(N, num_feet, 3) external force on each foot body (scene.feet), world frame, N."""
     return env.scene.feet_contact_force
 
@@ -103,7 +100,7 @@ class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
     term's config (``clip=(-1, 1)``) as the anchors do.
     """
 
-    def __init__(self, cfg, env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg, env: TaskEnv) -> None:
         super().__init__(cfg, env)
         env.scene.require_floating_base()
         defaults = inspect.signature(type(self).__call__).parameters
@@ -123,7 +120,7 @@ class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
 
     def __call__(
         self,
-        env: ManagerBasedRLEnv,
+        env: TaskEnv,
         size: tuple[float, float] = (1.6, 1.0),
         resolution: float = 0.1,
         offset: float = 0.5,

@@ -7,22 +7,18 @@ non-negative values and get negative weights.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
 from robolearn.managers import ManagerTerm, RewardTermCfg, as_env_mask
 from robolearn.math import take_columns, yaw_from_quat
+from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
-
-if TYPE_CHECKING:
-    from robolearn.env import ManagerBasedRLEnv
-
 
 # ---- task ---------------------------------------------------------------------------
 
 
-def track_lin_vel_xy_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
+def track_lin_vel_xy_exp(env: TaskEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-|v_cmd - v|^2 / std^2) for planar base velocity in the yaw (heading) frame."""
     scene = env.scene
     # The world velocity turned by -yaw in the plane: what rotating it by the inverse of
@@ -36,7 +32,7 @@ def track_lin_vel_xy_exp(env: ManagerBasedRLEnv, command_name: str, std: float) 
     return torch.exp((ex * ex + ey * ey) / -(std**2))
 
 
-def track_ang_vel_z_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
+def track_ang_vel_z_exp(env: TaskEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-(w_cmd - w_z)^2 / std^2) for the yaw rate about world z."""
     yaw_rate = env.scene.root_ang_vel_w[:, 2]
     cmd = env.command_manager.get_command(command_name)[:, 2]
@@ -44,12 +40,12 @@ def track_ang_vel_z_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -
     return torch.exp(error * error / -(std**2))
 
 
-def is_alive(env: ManagerBasedRLEnv) -> torch.Tensor:
+def is_alive(env: TaskEnv) -> torch.Tensor:
     """1 for envs that did not fail this step (time-outs count as alive)."""
     return (~env.termination_manager.terminated).float()
 
 
-def is_terminated(env: ManagerBasedRLEnv) -> torch.Tensor:
+def is_terminated(env: TaskEnv) -> torch.Tensor:
     """1 for envs that failed this step (not time-outs); weight it negatively."""
     return env.termination_manager.terminated.float()
 
@@ -57,30 +53,30 @@ def is_terminated(env: ManagerBasedRLEnv) -> torch.Tensor:
 # ---- base ---------------------------------------------------------------------------
 
 
-def lin_vel_z_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+def lin_vel_z_l2(env: TaskEnv) -> torch.Tensor:
     """Squared vertical base velocity (base frame)."""
     vz = env.scene.root_lin_vel_b[:, 2]
     return vz * vz
 
 
-def ang_vel_xy_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+def ang_vel_xy_l2(env: TaskEnv) -> torch.Tensor:
     """Squared roll and pitch rates of the base."""
     xy = env.scene.root_ang_vel_b[:, :2]
     return (xy * xy).sum(-1)
 
 
-def flat_orientation_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+def flat_orientation_l2(env: TaskEnv) -> torch.Tensor:
     """Squared horizontal components of gravity in the base frame: 0 when level."""
     xy = env.scene.projected_gravity_b[:, :2]
     return (xy * xy).sum(-1)
 
 
-def upright(env: ManagerBasedRLEnv) -> torch.Tensor:
+def upright(env: TaskEnv) -> torch.Tensor:
     """Cosine of the base's tilt from vertical: 1 upright, 0 lying, -1 upside down."""
     return -env.scene.projected_gravity_b[:, 2]
 
 
-def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor:
+def base_height_l2(env: TaskEnv, target_height: float) -> torch.Tensor:
     """Squared error of the base height above the ground under it from ``target_height`` (m)."""
     error = env.scene.root_height - target_height
     return error * error
@@ -89,13 +85,13 @@ def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor
 # ---- joints and actuators -----------------------------------------------------------
 
 
-def joint_torques_l2(env: ManagerBasedRLEnv, actuators: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_torques_l2(env: TaskEnv, actuators: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared actuator forces (N^2 or (N m)^2)."""
     ids = env.scene.index("actuator", actuators)
-    return env.engine.actuator_force.index_select(1, ids).float().square().sum(-1)
+    return env.scene.engine.actuator_force.index_select(1, ids).float().square().sum(-1)
 
 
-def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
+def energy(env: TaskEnv) -> torch.Tensor:
     """Mechanical power of the joint actuators, sum of |force x gear x joint velocity| (W):
     an actuator of gear g puts g x its force on its joint."""
     scene = env.scene
@@ -107,49 +103,49 @@ def energy(env: ManagerBasedRLEnv) -> torch.Tensor:
     joint_of, gear = fixed(scene, ("energy",), make)
     ids = scene.joint_actuator_ids
     vel = scene.joint_vel.index_select(1, joint_of)
-    force = env.engine.actuator_force.index_select(1, ids).float()
+    force = env.scene.engine.actuator_force.index_select(1, ids).float()
     return (force * gear * vel).abs().sum(-1)
 
 
-def joint_vel_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_vel_l2(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint velocities."""
     vel = take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints)
     return (vel * vel).sum(-1)
 
 
-def joint_vel_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_vel_l1(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of absolute joint velocities."""
     return take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints).abs().sum(-1)
 
 
 def joint_pos_target_l2(
-    env: ManagerBasedRLEnv, joints: str | Sequence[str], target: float = 0.0
+    env: TaskEnv, joints: str | Sequence[str], target: float = 0.0
 ) -> torch.Tensor:
     """Sum of squared distances of ``joints`` from ``target`` (absolute position)."""
     error = take_columns(env.scene.joint_pos, env.scene.joint_columns(joints).joints) - target
     return (error * error).sum(-1)
 
 
-def joint_acc_l2(env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
+def joint_acc_l2(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint accelerations."""
-    acc = take_columns(env.engine.qacc, env.scene.joint_columns(joints).dofs).float()
+    acc = take_columns(env.scene.engine.qacc, env.scene.joint_columns(joints).dofs).float()
     return (acc * acc).sum(-1)
 
 
-def action_rate_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+def action_rate_l2(env: TaskEnv) -> torch.Tensor:
     """Sum of squared changes of the raw action since the last step."""
     am = env.action_manager
     change = am.action - am.prev_action
     return (change * change).sum(-1)
 
 
-def action_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+def action_l2(env: TaskEnv) -> torch.Tensor:
     """Sum of squared raw actions."""
     return env.action_manager.action.square().sum(-1)
 
 
 def joint_pos_limits(
-    env: ManagerBasedRLEnv, joints: str | Sequence[str] = ".*", soft_ratio: float = 0.9
+    env: TaskEnv, joints: str | Sequence[str] = ".*", soft_ratio: float = 0.9
 ) -> torch.Tensor:
     """How far joints are past the middle ``soft_ratio`` of their range (rad), summed."""
     scene = env.scene
@@ -166,7 +162,7 @@ def joint_pos_limits(
     return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
 
 
-def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> torch.Tensor:
+def joint_deviation_l1(env: TaskEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
     scene = env.scene
     cols = scene.joint_columns(joints).joints
@@ -178,14 +174,14 @@ def joint_deviation_l1(env: ManagerBasedRLEnv, joints: str | Sequence[str]) -> t
 
 
 def undesired_contacts(
-    env: ManagerBasedRLEnv, bodies: str | Sequence[str], threshold: float = 1.0
+    env: TaskEnv, bodies: str | Sequence[str], threshold: float = 1.0
 ) -> torch.Tensor:
     """Number of ``bodies`` touching something with more than ``threshold`` newtons."""
     ids = env.scene.index("body", bodies)
     return (env.scene.contact_force_of(ids).norm(dim=-1) > threshold).sum(-1).float()
 
 
-def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
+def feet_slide(env: TaskEnv, threshold: float = 1.0) -> torch.Tensor:
     """Planar speed of feet that touch the ground (m/s), summed: slipping feet."""
     in_contact = env.scene.feet_force_norm > threshold
     speed = env.scene.feet_lin_vel_w[..., :2].norm(dim=-1)
@@ -193,7 +189,7 @@ def feet_slide(env: ManagerBasedRLEnv, threshold: float = 1.0) -> torch.Tensor:
 
 
 def feet_gait_contact(
-    env: ManagerBasedRLEnv,
+    env: TaskEnv,
     gait_command: str,
     velocity_command: str,
     swing_margin: float = 0.05,
@@ -226,9 +222,7 @@ def feet_gait_contact(
     return torch.where(moving.unsqueeze(-1), matches, in_contact).sum(-1).float()
 
 
-def feet_swing_height(
-    env: ManagerBasedRLEnv, target_height: float, threshold: float = 1.0
-) -> torch.Tensor:
+def feet_swing_height(env: TaskEnv, target_height: float, threshold: float = 1.0) -> torch.Tensor:
     """Squared shortfall of swinging feet below ``target_height`` (m, height of the foot
     body's origin above the ground under it): feet that shuffle instead of stepping."""
     scene = env.scene
@@ -240,7 +234,7 @@ def feet_swing_height(
     return (shortfall * shortfall * swinging).sum(-1)
 
 
-def feet_distance_below(env: ManagerBasedRLEnv, minimum: float) -> torch.Tensor:
+def feet_distance_below(env: TaskEnv, minimum: float) -> torch.Tensor:
     """How much closer than ``minimum`` (m) two feet are in the horizontal plane: legs that
     cross or collide."""
     pos = env.scene.feet_pos_w[..., :2]
@@ -256,7 +250,7 @@ class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a functio
     speed is below 0.1 m/s, so standing still is not punished.
     """
 
-    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
+    def __init__(self, cfg: RewardTermCfg, env: TaskEnv) -> None:
         super().__init__(cfg, env)
         n = env.num_envs
         nfeet = len(env.scene.feet_body_ids) if env.scene.feet_body_ids is not None else 0
@@ -270,7 +264,7 @@ class feet_air_time(ManagerTerm):  # noqa: N801 - a term is named like a functio
 
     def __call__(
         self,
-        env: ManagerBasedRLEnv,
+        env: TaskEnv,
         command_name: str,
         threshold: float,
         single_stance: bool = False,

@@ -1,9 +1,10 @@
 """Debug drawings added to a MuJoCo scene, for the videos, the server-rendered frames and
 the native viewer: every kind of :class:`~robolearn.managers.Marker` (arrow, sphere, box,
-frame, line, text) that the env's terms draw (:func:`collect_markers`: velocity arrows,
-targets, a height scan's points, the terrain label). Contacts in these pictures come from
-MuJoCo's own visualization flags (:func:`contact_option`: contact points and forces); the
-browser's 3D mode gets them as arrows (:func:`~robolearn.managers.markers.contact_force_markers`).
+frame, line, text) that the env's terms draw (velocity arrows, targets, a height scan's
+points, the terrain label: :func:`robolearn.render.markers.collect_markers`). Contacts in
+these pictures come from MuJoCo's own visualization flags (:func:`contact_option`: contact
+points and forces); the browser's 3D mode gets them as arrows
+(:func:`~robolearn.render.markers.contact_force_markers`).
 """
 
 from __future__ import annotations
@@ -11,23 +12,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from robolearn.managers.markers import (
-    Marker,
-    collect_markers,
-    contact_force_markers,
-    root_frame_markers,
-    terrain_label,
-)
+from robolearn.managers.markers import Marker
 
 __all__ = [
     "add_arrow",
     "add_marker",
-    "collect_markers",
-    "command_markers",
-    "contact_force_markers",
     "contact_option",
-    "root_frame_markers",
-    "terrain_label",
 ]
 
 _AXIS_RGB = ((0.9, 0.1, 0.1), (0.1, 0.8, 0.1), (0.1, 0.3, 1.0))  # a frame's x, y, z
@@ -132,9 +122,3 @@ def contact_option(show: bool = True) -> mujoco.MjvOption:
     option.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = show
     option.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = show
     return option
-
-
-def command_markers(env, env_id: int) -> list[Marker]:
-    """What the env's terms draw for env ``env_id``, with the terrain label: the older name
-    of :func:`~robolearn.managers.markers.collect_markers` with its defaults."""
-    return collect_markers(env, env_id)

@@ -129,7 +129,7 @@ class PeriodicVideo:
         self.folder = Path(folder)
         self.length, self.interval = length, interval
         self.fps = 1.0 / env.step_dt
-        self.renderer = EnvRenderer(env.engine, track_body=track_body_of(env))
+        self.renderer = EnvRenderer(env.scene.engine, track_body=track_body_of(env))
         self.step = 0
         self.frames: list[np.ndarray] = []
         self.started_at = 0

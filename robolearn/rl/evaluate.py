@@ -28,9 +28,9 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers import UniformVelocityCommand
 from robolearn.managers.base import ManagerTerm, reset_term, resolve_term
 from robolearn.math import quat_rotate_inverse, yaw_quat
+from robolearn.mdp import UniformVelocityCommand
 from robolearn.rl.policy import act
 
 SCHEMA_VERSION = 2

@@ -186,11 +186,11 @@ class _Clip:
         return len(self.frames) >= self.length
 
     def __call__(self) -> None:
-        from robolearn.render.overlays import command_markers
+        from robolearn.render.markers import collect_markers
 
         if self.full:
             return
-        markers = lambda i: command_markers(self.env, i)  # noqa: E731
+        markers = lambda i: collect_markers(self.env, i)  # noqa: E731
         if self.envs == 1:
             self.frames.append(self.renderer.frame(0, markers=markers(0)))
         else:

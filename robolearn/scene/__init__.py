@@ -6,11 +6,11 @@ qpos order), actuators, bodies, sites and sensors; the state of a floating root 
 joint); and the default joint positions each env resets around.
 
 Modules: ``config`` (SceneCfg, SimCfg), ``entities`` (the robot and the other robots and
-objects beside it, and the selector terms use), ``assembly`` (MJCF path and engine), ``names``
-(names and regex lookups), ``defaults`` (the reset state), ``cache`` (state computed once
-per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg found in any MJCF),
-``terrain`` (a generated terrain's tiles in a running scene) and ``scene`` (the Scene, and
-its state each step).
+objects beside it, and the selector terms use), ``models`` (where an MJCF comes from),
+``assembly`` (the MJCF, its entities and the engine), ``names`` (names and regex lookups),
+``defaults`` (the reset state), ``cache`` (state computed once per env step), ``feet``
+(feet given as geoms), ``robot`` (a SceneCfg found in any MJCF), ``terrain`` (a generated
+terrain's tiles in a running scene) and ``scene`` (the Scene, its step and its state).
 """
 
 from robolearn.scene.config import SceneCfg, SimCfg

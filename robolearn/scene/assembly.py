@@ -1,38 +1,19 @@
-"""From a scene config to a running engine: find the MJCF, apply the sim settings, build."""
+"""From a scene config to a running engine: find the MJCF, attach the entities, apply the
+sim settings, build."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import mujoco
 
 from robolearn.errors import RobolearnError
 from robolearn.scene.config import SceneCfg, SimCfg
-from robolearn.scene.entities import attach_entities
+from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
+from robolearn.scene.models import resolve_model_path
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
 from robolearn.sim.stability import check_timestep
 from robolearn.terrain import TerrainGrid, add_terrain
-
-
-def resolve_model_path(model: str) -> Path:
-    """An MJCF path from a SceneCfg: robolearn's assets first, then the filesystem."""
-    from robolearn.assets import ASSETS_DIR
-
-    if not model:
-        raise RobolearnError("scene.model is empty: name an MJCF file")
-    shipped = ASSETS_DIR / model
-    if shipped.is_file():
-        return shipped
-    path = Path(model).expanduser()
-    if path.is_file():
-        return path.resolve()
-    choices = sorted(str(p.relative_to(ASSETS_DIR)) for p in ASSETS_DIR.rglob("scene.xml"))
-    raise RobolearnError(
-        f"scene.model {model!r} is neither a robolearn asset nor a file; "
-        f"robolearn assets: {', '.join(choices)}"
-    )
 
 
 def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None) -> Engine:
@@ -105,3 +86,48 @@ def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | N
                     f"keyframe {keyframe!r} has {len(values)} {what} values; the model has "
                     f"{size} (n{'q' if what == 'qpos' else 'u'})"
                 )
+
+
+def check_entity_names(entities: dict[str, EntityCfg]) -> None:
+    """Entity names are unique (``robot`` is taken by the scene's model) and hold no ``/``."""
+    for name in entities:
+        if name == ROBOT:
+            raise RobolearnError(
+                f"scene.entities.{ROBOT}: two entities named {ROBOT!r} (the scene's model is "
+                f"the entity {ROBOT!r}); name it otherwise"
+            )
+        if not name or "/" in name:
+            raise RobolearnError(f"scene.entities: {name!r} is not an entity name (no '/')")
+
+
+def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None:
+    """Attach each entity's bodies into ``spec``'s world under the prefix ``<name>/``."""
+    check_entity_names(entities)
+    for name, cfg in entities.items():
+        prefix = f"{name}/"
+        pos = [float(p) for p in cfg.pos]
+        if cfg.model is None:
+            if any(not float(s) > 0 for s in cfg.box) or not float(cfg.mass) > 0:
+                raise RobolearnError(
+                    f"scene.entities.{name}: box half-sizes and mass must be > 0, got "
+                    f"{cfg.box} and {cfg.mass}"
+                )
+            body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos)
+            if cfg.free:
+                body.add_freejoint(name=f"{prefix}root")
+            body.add_geom(
+                name=f"{prefix}box",
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=[float(s) for s in cfg.box],
+                mass=float(cfg.mass),
+                rgba=[float(c) for c in cfg.rgba],
+            )
+            continue
+        child = load_spec(resolve_model_path(cfg.model))
+        frame = spec.worldbody.add_frame(pos=pos)
+        body = child.worldbody.first_body()
+        if body is None:
+            raise RobolearnError(f"scene.entities.{name}: {cfg.model} has no body to attach")
+        while body is not None:
+            frame.attach_body(body, prefix, "")
+            body = child.worldbody.next_body(body)

@@ -1,8 +1,11 @@
 """State computed at most once per env step, however many terms read it.
 
 A :func:`per_step` property stores its value in its owner's ``_step_cache`` dict on first
-read; the owner clears the dict whenever the state changes (``Scene.invalidate``: after the
-engine steps, around resets and events). :func:`fixed` keeps what terms derive from what
+read. The dict holds while the state it was computed from holds: the owner clears it when
+it changes the state itself (the Scene's step, reset and forward pass), and each read
+checks the owner's ``_state_stamp()`` (torch's version counters of the state tensors, which
+every in-place write through torch advances, a term's ``qpos[:, cols] = ...`` included),
+so no writer has to say that it wrote. :func:`fixed` keeps what terms derive from what
 never changes once the owner is built (a term's columns as a slice, its joints' limits).
 """
 
@@ -18,10 +21,14 @@ T = TypeVar("T")
 
 
 def per_step(fn: Callable[[Any], torch.Tensor]) -> property:
-    """A read-only property computed at most once between two invalidations."""
+    """A read-only property computed at most once per state."""
     key = fn.__name__
 
     def get(self: Any) -> torch.Tensor:
+        stamp = self._state_stamp()
+        if stamp != self._cache_stamp:
+            self._step_cache.clear()
+            self._cache_stamp = stamp
         value = self._step_cache.get(key)
         if value is None:
             value = self._step_cache[key] = fn(self)

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 
 import mujoco
 
-from robolearn.errors import RobolearnError
-
 ROBOT = "robot"
 """The name of the entity that ``SceneCfg.model`` holds."""
 
@@ -58,54 +56,6 @@ class SceneEntityCfg:
     geoms: str | tuple[str, ...] = ".*"
     actuators: str | tuple[str, ...] = ".*"
     sites: str | tuple[str, ...] = ".*"
-
-
-def check_entity_names(entities: dict[str, EntityCfg]) -> None:
-    """Entity names are unique (``robot`` is taken by the scene's model) and hold no ``/``."""
-    for name in entities:
-        if name == ROBOT:
-            raise RobolearnError(
-                f"scene.entities.{ROBOT}: two entities named {ROBOT!r} (the scene's model is "
-                f"the entity {ROBOT!r}); name it otherwise"
-            )
-        if not name or "/" in name:
-            raise RobolearnError(f"scene.entities: {name!r} is not an entity name (no '/')")
-
-
-def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None:
-    """Attach each entity's bodies into ``spec``'s world under the prefix ``<name>/``."""
-    from robolearn.scene.assembly import resolve_model_path
-    from robolearn.sim import load_spec
-
-    check_entity_names(entities)
-    for name, cfg in entities.items():
-        prefix = f"{name}/"
-        pos = [float(p) for p in cfg.pos]
-        if cfg.model is None:
-            if any(not float(s) > 0 for s in cfg.box) or not float(cfg.mass) > 0:
-                raise RobolearnError(
-                    f"scene.entities.{name}: box half-sizes and mass must be > 0, got "
-                    f"{cfg.box} and {cfg.mass}"
-                )
-            body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos)
-            if cfg.free:
-                body.add_freejoint(name=f"{prefix}root")
-            body.add_geom(
-                name=f"{prefix}box",
-                type=mujoco.mjtGeom.mjGEOM_BOX,
-                size=[float(s) for s in cfg.box],
-                mass=float(cfg.mass),
-                rgba=[float(c) for c in cfg.rgba],
-            )
-            continue
-        child = load_spec(resolve_model_path(cfg.model))
-        frame = spec.worldbody.add_frame(pos=pos)
-        body = child.worldbody.first_body()
-        if body is None:
-            raise RobolearnError(f"scene.entities.{name}: {cfg.model} has no body to attach")
-        while body is not None:
-            frame.attach_body(body, prefix, "")
-            body = child.worldbody.next_body(body)
 
 
 class Entity:

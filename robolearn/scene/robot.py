@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import mujoco
 
 from robolearn.errors import RobolearnError
-from robolearn.scene.assembly import resolve_model_path
 from robolearn.scene.config import SceneCfg
+from robolearn.scene.models import resolve_model_path
 from robolearn.scene.names import compile_patterns, match_names
 from robolearn.sim import load_spec
 

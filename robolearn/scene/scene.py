@@ -16,7 +16,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.math import columns_of, quat_rotate, quat_rotate_inverse, take_columns
-from robolearn.scene.assembly import build_engine, resolve_model_path
+from robolearn.scene.assembly import build_engine
 from robolearn.scene.cache import fixed, names_key, per_step
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.defaults import default_state
@@ -27,7 +27,7 @@ from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
 from robolearn.terrain import generate
 
-__all__ = ["JointColumns", "Scene", "SceneCfg", "SimCfg", "match_names", "resolve_model_path"]
+__all__ = ["JointColumns", "Scene", "SceneCfg", "SimCfg", "match_names"]
 
 
 class JointColumns(NamedTuple):
@@ -86,6 +86,7 @@ class Scene(SceneNames):
         )
         self.gravity_dir = torch.tensor([0.0, 0.0, -1.0], device=self.device)
         self._step_cache: dict[str, torch.Tensor] = {}
+        self._cache_stamp: tuple[int, int] = self._state_stamp()
         self._nominal: dict[str, torch.Tensor] = {}
         self._joint_mirror: IndexMirror | None = None
 
@@ -217,15 +218,40 @@ class Scene(SceneNames):
             self._nominal[field] = cached
         return cached
 
-    # ---- state, computed once per env step -------------------------------------------
+    # ---- the step, and the writes that change the state --------------------------------
 
-    def invalidate(self) -> None:
-        """Forget the cached per-step quantities below; call after the state changes.
-
-        The env does this after stepping the engine and after resets and events; code that
-        writes engine state directly and reads the scene in the same step calls it too.
-        """
+    def step(self, decimation: int) -> None:
+        """Advance every env's physics by ``decimation`` substeps, with the controls that
+        the action terms wrote; the per-step state is computed afresh when next read."""
+        self.engine.step(decimation)
         self._step_cache.clear()
+
+    def reset_to_default(self, env_mask: torch.Tensor) -> None:
+        """Put the envs where ``env_mask`` ((N,) bool) is true in the default state (every
+        floating entity at its env's origin), at rest, without the forward pass: reset
+        events change it next, then :meth:`forward` makes it consistent."""
+        self.engine.reset_where(env_mask, qpos=self.default_qpos_at_origins(), forward=False)
+        self._step_cache.clear()
+
+    def forward(self, env_mask: torch.Tensor) -> None:
+        """MuJoCo's forward pass (positions, contacts, forces) where ``env_mask`` is true:
+        after a reset wrote positions, the bodies' poses and contacts follow them."""
+        self.engine.forward_where(env_mask)
+        self._step_cache.clear()
+
+    def write_ctrl(self, cols: slice | torch.Tensor, values: torch.Tensor) -> None:
+        """Set the controls of actuator columns ``cols`` for every env, (N, k) ``values``:
+        what the next :meth:`step` holds constant over its substeps."""
+        ctrl = self.engine.ctrl
+        ctrl[:, cols] = values.to(ctrl.dtype)
+
+    def _state_stamp(self) -> tuple[int, int]:
+        """Torch's version counters of qpos and qvel: advanced by every in-place write
+        through torch (a reset event's, a push's), so the per-step cache knows when its
+        state changed under it (:mod:`robolearn.scene.cache`)."""
+        return self.engine.qpos._version, self.engine.qvel._version
+
+    # ---- state, computed once per env step -------------------------------------------
 
     @per_step
     def joint_pos(self) -> torch.Tensor:

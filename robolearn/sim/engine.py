@@ -414,10 +414,6 @@ class Engine(abc.ABC):
         (the cpu engine grows its own), so only they report anything."""
         return None
 
-    def nonfinite(self) -> torch.Tensor:
-        """The older name of :meth:`diverged`, which reports more than non-finite state."""
-        return self.diverged()
-
     def _diverged(self) -> torch.Tensor:
         """:meth:`diverged`: by default, a scan of qpos and qvel."""
         # A comparison with NaN is False, so one test catches NaN, inf and huge values.

@@ -27,8 +27,8 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
-from robolearn.managers import UniformVelocityCommand
-from robolearn.render.overlays import command_markers
+from robolearn.mdp import UniformVelocityCommand
+from robolearn.render.markers import collect_markers
 from robolearn.viewer.telemetry import Rate, Telemetry
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -463,7 +463,7 @@ class ViewerSession:
 
     def markers(self) -> list:
         """What the watched env's command terms draw (velocity arrows, targets...)."""
-        return command_markers(self.env, self.env_id)
+        return collect_markers(self.env, self.env_id)
 
     def markers_for(
         self, env_ids: list[int], contacts: bool | None = None, root_frame: bool = False
@@ -473,7 +473,7 @@ class ViewerSession:
         on bodies as arrows when ``contacts`` (None: when the viewer shows contacts) and
         the root's frame when ``root_frame``. Call it on the thread that calls
         :meth:`tick`, as every env read."""
-        from robolearn.managers.markers import collect_markers
+        from robolearn.render.markers import collect_markers
 
         show = self.show_contacts if contacts is None else contacts
         return {

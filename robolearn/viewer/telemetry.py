@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
-from robolearn.managers import UniformVelocityCommand
+from robolearn.mdp import UniformVelocityCommand
 
 WINDOW_S = 10.0
 """How much of the watched env's history is kept, in simulated seconds."""

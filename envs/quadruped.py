@@ -13,11 +13,10 @@ from robolearn.scene import SceneCfg
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 
 
-def quadruped_scene(num_envs: int = 1024) -> SceneCfg:
+def quadruped_scene() -> SceneCfg:
     """The quadruped on flat ground, starting from the ``stand`` keyframe."""
     return SceneCfg(
         model="quadruped/scene.xml",
-        num_envs=num_envs,
         keyframe="stand",
         root_body="trunk",
         feet=FEET,

@@ -20,11 +20,10 @@ LEG_JOINTS = (
 FEET = ("left_foot", "right_foot")
 
 
-def humanoid_scene(num_envs: int = 1024) -> SceneCfg:
+def humanoid_scene() -> SceneCfg:
     """The humanoid on flat ground, starting from the ``stand`` keyframe."""
     return SceneCfg(
         model="humanoid/scene.xml",
-        num_envs=num_envs,
         keyframe="stand",
         root_body="pelvis",
         feet=FEET,

@@ -9,6 +9,6 @@ from __future__ import annotations
 from robolearn.scene import SceneCfg
 
 
-def cartpole_scene(num_envs: int = 1024) -> SceneCfg:
+def cartpole_scene() -> SceneCfg:
     """The cartpole, starting upright at the centre of the rail."""
-    return SceneCfg(model="cartpole/cartpole.xml", num_envs=num_envs)
+    return SceneCfg(model="cartpole/cartpole.xml")
