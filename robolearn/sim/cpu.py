@@ -3,7 +3,7 @@
 Fields are ``torch.from_numpy`` over the arrays ``Batch.bind`` returns: state fields are
 views of the batch's state rows, derived fields views of the arrays the batch copies each
 simulation's outputs into after every call. Results are bit-identical to a loop of
-``mj_step`` over one MjData per env, at 1 and at 2 threads (tests/test_sim_cpu.py; MuJoCo
+``mj_step`` over one MjData per env, at 1 and at 2 threads (tests/sim/test_cpu.py; MuJoCo
 steps each simulation on one thread, so more threads only change which thread runs it).
 """
 

@@ -124,7 +124,7 @@ def _caller() -> str:
     """The innermost frame outside torch and this module: the line that made the op."""
     for frame in reversed(traceback.extract_stack()[:-2]):
         name = frame.filename
-        if "/torch/" not in name and not name.endswith("host_sync.py"):
+        if "/torch/" not in name and name != __file__:
             return f"{name}:{frame.lineno} ({frame.name})"
     return "?"
 

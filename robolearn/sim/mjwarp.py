@@ -107,7 +107,7 @@ _OVERFLOW_ADVICE = {
 
 #: The Warp that first replayed MuJoCo Warp's step from a graph on its CPU device here:
 #: CPU capture came with Warp 1.13 and tiled kernels in it with 1.14, but only 1.19 is
-#: checked (tests/test_sim_warp.py); older ones run warp-cpu with plain launches.
+#: checked (tests/sim/test_mjwarp.py); older ones run warp-cpu with plain launches.
 CPU_GRAPHS_SINCE = (1, 19)
 
 

@@ -3,7 +3,7 @@
 MuJoCo draws a height field cell between samples (r, c) and (r+1, c+1) as two triangles
 split along that diagonal; :meth:`HeightMap.height_at` interpolates on the same triangles
 from the compiled model's own data, so it returns what a vertical ray cast by MuJoCo hits
-(within float32; tests/test_terrain.py checks it against ``mj_ray``). A height scan is then
+(within float32; tests/terrain/test_terrain.py checks it against ``mj_ray``). A height scan is then
 a gather of four samples per point: no ray casting, no host synchronisation, the same on
 every engine.
 """

@@ -226,7 +226,7 @@ def test_a_users_robot_with_geom_feet_stands_on_them_on_both_engines(engine):
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.scene import robot_scene
 
-    model = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
+    model = Path(__file__).parents[1] / "assets" / "user_quadruped" / "robot.xml"
     cfg = velocity_env_cfg(robot_scene(str(model), feet=".._foot", num_envs=2), "base_link")
     cfg.sim.engine = engine
     cfg.events = {}  # the home pose exactly, no pushes

@@ -247,7 +247,7 @@ def test_thread_count_is_honoured(humanoid_scene, nthread):
 
 
 # A box on a slide joint pushed by an unlimited motor (tests/assets/exploding_slider.xml).
-EXPLODING = str(Path(__file__).parent / "assets" / "exploding_slider.xml")
+EXPLODING = str(Path(__file__).parents[1] / "assets" / "exploding_slider.xml")
 
 
 def test_env_diverging_in_every_step_is_reported_in_every_step():

@@ -11,7 +11,7 @@ from robolearn.tasks.velocity import velocity_env_cfg
 from robolearn.errors import RobolearnError
 from robolearn.scene import robot_scene
 
-USER_ROBOT = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
+USER_ROBOT = Path(__file__).parents[1] / "assets" / "user_quadruped" / "robot.xml"
 
 
 def _with_timestep(tmp_path: Path, timestep: float) -> str:

@@ -9,7 +9,7 @@ import pytest
 from cli_helpers import one_line_error, robolearn, robolearn_in_process
 from robolearn.assets import asset_path
 
-USER_ROBOT = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
+USER_ROBOT = Path(__file__).parents[1] / "assets" / "user_quadruped" / "robot.xml"
 
 
 def inspect_json(model) -> tuple[int, dict]:

@@ -34,7 +34,7 @@ def test_the_guard_catches_each_kind_of_wait_and_names_the_line():
         lambda: torch.where(x > 2),
     ]
     for wait in waits:
-        with forbid_host_syncs(), pytest.raises(HostSyncError, match=r"test_host_syncs\.py:\d+"):
+        with forbid_host_syncs(), pytest.raises(HostSyncError, match=r"test_host_sync\.py:\d+"):
             wait()
     # sync-free forms of the same work pass
     with forbid_host_syncs():

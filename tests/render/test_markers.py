@@ -19,7 +19,7 @@ from robolearn.managers import ManagerTerm, Marker, RewardTermCfg
 from robolearn.managers.markers import COMMAND_RGBA, KINDS
 from robolearn.render.markers import collect_markers, contact_force_markers, root_frame_markers
 
-REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
+REACH = Path(__file__).parents[2] / "examples" / "reach" / "reach.py"
 
 # A free box with no gravity and no contacts (forces on it are only those a test applies),
 # and a cart on a slide for the slider task's effort action.
