@@ -10,11 +10,11 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 import torch
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
+import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 from robolearn.adapters import GymVectorEnv, RslRlVecEnv, make_env
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError

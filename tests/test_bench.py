@@ -6,7 +6,7 @@ import json
 
 from cli_helpers import one_line_error, robolearn
 
-from robolearn.rl.bench import GPU_MEMORY_KEYS, Clock, physics_marks
+from robolearn.app.bench import GPU_MEMORY_KEYS, Clock, physics_marks
 
 
 def test_bench_json_reports_every_column():

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 from cli_helpers import one_line_error
-from robolearn.assets import asset_path
 
-from robolearn.rl.policy import pretrained_path
+from robolearn.app.runs import pretrained_path
+from robolearn.assets import asset_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "deploy" / "run_onnx.py"

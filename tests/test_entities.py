@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from robolearn.robots.quadruped import quadruped_scene
-from robolearn.tasks import quadruped_walk
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import EventTermCfg, ObservationTermCfg
+from robolearn.robots.quadruped import quadruped_scene
 from robolearn.scene import EntityCfg, Scene, SceneEntityCfg, SimCfg
+from robolearn.tasks import quadruped_walk
 
 
 def scene_cfg(num_envs: int = 2):

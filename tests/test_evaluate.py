@@ -1,4 +1,4 @@
-"""Evaluation (robolearn.rl.evaluate, ``robolearn play --eval``) for any task: per-term
+"""Evaluation (robolearn.app.evaluate, ``robolearn play --eval``) for any task: per-term
 reward sums, the termination breakdown, command and declared metrics, and the locomotion
 keys only where a task has a velocity command."""
 
@@ -17,7 +17,7 @@ from robolearn.env import ManagerBasedRLEnv, MetricTermCfg
 from robolearn.errors import RobolearnError
 from robolearn.managers import TerminationTermCfg
 from robolearn.registry import get_task
-from robolearn.rl.evaluate import SCHEMA_VERSION, evaluate
+from robolearn.app.evaluate import SCHEMA_VERSION, evaluate
 
 REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
 LOCOMOTION_KEYS = ("lin_vel_error", "ang_vel_error", "terrain")

@@ -27,7 +27,7 @@ FILES = ("policy.onnx", "policy.pt", "policy.json")
 # and ONNX files are written, policy.json is not.
 KILLED_EXPORT = """
 import os, sys
-import robolearn.rl.export as export
+import robolearn.app.export as export
 write = export._write_onnx
 def write_then_die(*args, **kwargs):
     write(*args, **kwargs)
@@ -54,9 +54,9 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     """Two untrained cartpole checkpoints whose actors differ (model_3.pt, model_4.pt; made
     without training) and each one's export (folders a/ and b/)."""
     from robolearn.adapters import RslRlVecEnv
+    from robolearn.app.session import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
-    from robolearn.rl.session import build_setup
 
     root = tmp_path_factory.mktemp("exports")
     setup = build_setup(TASK, [], num_envs=2, engine="cpu")

@@ -1,4 +1,4 @@
-"""Training health (robolearn.rl.health) through the real runner and env: divergence share,
+"""Training health (robolearn.app.health) through the real runner and env: divergence share,
 the stop on unstable physics, and non-finite rollouts named by term."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from cli_helpers import robolearn
 from conftest import slider_task_cfg
 
 from robolearn.adapters import RslRlVecEnv
+from robolearn.app.health import TrainingHealth
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import (
@@ -33,6 +34,13 @@ def _agent(steps: int = 8) -> AgentCfg:
     )
 
 
+def _learn(runner: Runner, iterations: int, log) -> str:
+    """``iterations`` of training under the application's health checks, warnings to
+    ``log`` with the progress lines."""
+    health = TrainingHealth.for_runner(runner, log=log)
+    return runner.learn(iterations, log=log, init_at_random_ep_len=False, health=health)
+
+
 def _runner(env: ManagerBasedRLEnv, run_dir: Path | None = None, steps: int = 8) -> Runner:
     return Runner(RslRlVecEnv(env), _agent(steps).to_rsl_rl(), device="cpu", run_dir=run_dir)
 
@@ -47,7 +55,7 @@ def test_the_diverged_share_is_logged_and_warned_about(tmp_path):
     env.engine.model_field("actuator_biasprm")[3, 0, 0] = 1e12
     lines: list[str] = []
     runner = _runner(env, run_dir=tmp_path)
-    assert runner.learn(3, log=lines.append, init_at_random_ep_len=False) == "done"
+    assert _learn(runner, 3, lines.append) == "done"
     rows = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
     assert [r["Health/diverged_share"] for r in rows] == [0.25, 0.25, 0.25]
     # a quarter is above the warning threshold (1%), below the stop (more than half)
@@ -64,12 +72,12 @@ def test_training_stops_when_most_envs_diverge_for_several_iterations(tmp_path):
         RobolearnError,
         match=r"in each of iterations 1-3 \(75% of env steps, 75% of envs in the last\)",
     ):
-        runner.learn(10, log=lines.append, init_at_random_ep_len=False)
+        _learn(runner, 10, lines.append)
     assert runner.iterations == 2  # stopped before the update of the third
     assert sum("WARNING: the physics diverged" in line for line in lines) == 2
     env.engine.model_field("actuator_biasprm")[1:, 0, 0] = 0.0  # fixed: training goes on
     runner = _runner(env)
-    assert runner.learn(2, log=lines.append, init_at_random_ep_len=False) == "done"
+    assert _learn(runner, 2, lines.append) == "done"
 
 
 def test_a_diverging_task_exits_2_with_one_error_line_through_the_cli(tmp_path):
@@ -119,7 +127,7 @@ def test_envs_that_all_blow_up_now_and_then_stop_training(tmp_path):
     )
     runner = _runner(ManagerBasedRLEnv(cfg), run_dir=tmp_path)
     with pytest.raises(RobolearnError, match=r"25% of env steps, 100% of envs in the last"):
-        runner.learn(10, log=lambda _line: None, init_at_random_ep_len=False)
+        _learn(runner, 10, lambda _line: None)
     assert runner.iterations == 2
 
 
@@ -188,7 +196,7 @@ def test_a_nonfinite_observation_stops_training_naming_its_term():
 
     runner = _runner(_cartpole(edit))
     with pytest.raises(RobolearnError) as error:
-        runner.learn(3, log=lambda _: None, init_at_random_ep_len=False)
+        _learn(runner, 3, lambda _: None)
     message = str(error.value)
     assert "observation group 'policy', term(s) observations.policy.buggy" in message, message
     assert "env 1" in message and "before the update of iteration 1" in message
@@ -209,4 +217,4 @@ def test_a_nonfinite_reward_stops_training_naming_its_term():
     env.scene.invalidate()
     runner = _runner(env)
     with pytest.raises(RobolearnError, match=r"non-finite rewards .* from reward term\(s\) buggy"):
-        runner.learn(3, log=lambda _: None, init_at_random_ep_len=False)
+        _learn(runner, 3, lambda _: None)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import one_line_error, robolearn, robolearn_in_process
+
 from robolearn.assets import asset_path
 
 USER_ROBOT = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"

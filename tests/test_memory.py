@@ -1,5 +1,5 @@
 """Env counts too large for the machine are refused before anything is allocated
-(robolearn.sim.memory, robolearn.rl.memory), with a line that says how much they need."""
+(robolearn.sim.memory, robolearn.app.memory), with a line that says how much they need."""
 
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ _PEAK = """
 import json, resource, sys
 from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
-from robolearn.rl.memory import training_bytes_per_env
+from robolearn.app.memory import training_bytes_per_env
 from robolearn.rl.runner import Runner
-from robolearn.rl.session import build_setup
+from robolearn.app.session import build_setup
 from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env
 
 def resident():

@@ -184,10 +184,9 @@ def test_a_velocity_task_for_a_robot_of_my_own_is_a_few_lines(tmp_path, monkeypa
     run = next((logs / "my_quadruped_walk").iterdir())
     assert (run / "model_2.pt").is_file()
 
-    from robolearn.tasks.velocity import velocity_env_cfg
-
     from robolearn.config import to_dict
     from robolearn.registry import get_task, import_tasks
+    from robolearn.tasks.velocity import velocity_env_cfg
 
     monkeypatch.syspath_prepend(str(tmp_path))
     import_tasks(["my_robot_tasks"])

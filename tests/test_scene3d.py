@@ -24,8 +24,8 @@ from robolearn.viewer.scene3d import (
 
 
 def make_env(task: str, num_envs: int = 2):
+    from robolearn.app.session import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.session import build_setup
 
     return ManagerBasedRLEnv(
         build_setup(task, [], play=True, num_envs=num_envs, engine="cpu").env_cfg

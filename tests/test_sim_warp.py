@@ -155,9 +155,9 @@ def test_contact_overflow_is_reported_once():
 
 
 def test_training_that_overflows_says_which_capacity_to_raise():
+    from robolearn.app.health import TrainingHealth
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.registry import get_task
-    from robolearn.rl.health import TrainingHealth
 
     cfg = get_task("quadruped_walk").make_env_cfg()
     # 4 feet, room for 1: every step that lands more than one foot overflows
@@ -222,10 +222,9 @@ def test_a_users_robot_with_geom_feet_stands_on_them_on_both_engines(engine):
     in its home pose, the user's quadruped carries its weight on its four feet."""
     from pathlib import Path
 
-    from robolearn.tasks.velocity import velocity_env_cfg
-
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.scene import robot_scene
+    from robolearn.tasks.velocity import velocity_env_cfg
 
     model = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
     cfg = velocity_env_cfg(robot_scene(str(model), feet=".._foot", num_envs=2), "base_link")

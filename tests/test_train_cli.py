@@ -544,7 +544,8 @@ def test_pretrained_export_matches_the_checkpoint():
     import onnxruntime as ort
 
     from robolearn.adapters import make_env
-    from robolearn.rl.policy import act, load_for_env, pretrained_path
+    from robolearn.app.runs import pretrained_path
+    from robolearn.rl.policy import act, load_for_env
 
     path = pretrained_path("humanoid_walk")
     env = make_env("humanoid_walk", num_envs=16, engine="cpu", play=True)

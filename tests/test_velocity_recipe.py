@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from robolearn.tasks.velocity import velocity_env_cfg
 
 from robolearn.errors import RobolearnError
 from robolearn.scene import robot_scene
+from robolearn.tasks.velocity import velocity_env_cfg
 
 USER_ROBOT = Path(__file__).parent / "assets" / "user_quadruped" / "robot.xml"
 

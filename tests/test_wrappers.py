@@ -10,10 +10,10 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 import torch
 from conftest import slider_task_cfg
 
+import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 from robolearn.adapters import GymVectorEnv, make_env
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError

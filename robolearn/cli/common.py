@@ -49,7 +49,7 @@ def positive_float(text: str) -> float:
 
 def seed(text: str) -> int:
     """A seed, 0 to 2**32 - 1 (an argparse type)."""
-    from robolearn.rl.session import SEED_MAX
+    from robolearn.app.session import SEED_MAX
 
     return _integer(text, 0, SEED_MAX, "an integer", f"a seed is 0 to {SEED_MAX}")
 

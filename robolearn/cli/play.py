@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
         opts = options(ViewOptions, args, actions="policy", checkpoint=args.checkpoint or "latest")
         return view(opts, log=lambda line: print(line, flush=True))
-    from robolearn.rl.play import PlayOptions, play
+    from robolearn.app.play import PlayOptions, play
 
     opts = options(PlayOptions, args)
     return play(opts, log=lambda line: print(line, flush=True))

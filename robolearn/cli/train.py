@@ -118,10 +118,10 @@ def run(args: argparse.Namespace) -> int:
             "--load_run and --checkpoint choose what --resume continues; add --resume"
         )
     if args.nproc:
-        from robolearn.rl.launch import launch_local
+        from robolearn.app.launch import launch_local
 
         return launch_local(args.nproc, args.argv)
-    from robolearn.rl.train import TrainOptions, train
+    from robolearn.app.train import TrainOptions, train
 
     opts = options(TrainOptions, args)
     return train(opts, log=lambda line: print(line, flush=True))

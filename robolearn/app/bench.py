@@ -48,7 +48,8 @@ from typing import Any
 
 import torch
 
-from robolearn.rl.session import build_setup, resolve_device_engine
+from robolearn.app.health import TrainingHealth
+from robolearn.app.session import build_setup, resolve_device_engine
 from robolearn.threads import single_threaded
 
 MB = 2**20
@@ -210,6 +211,10 @@ def _policy_window(env, policy, seconds: float) -> dict[str, float]:
     }
 
 
+def _quiet(_line: str) -> None:
+    """The training phase's progress lines and warnings: not part of the report."""
+
+
 def _train_iteration_seconds(runner, device: torch.device, iterations: int) -> float:
     """Median seconds of one iteration of the runner's own loop (the first one warms up),
     the device synchronised before and after each."""
@@ -218,7 +223,8 @@ def _train_iteration_seconds(runner, device: torch.device, iterations: int) -> f
         for i in range(iterations + 1):
             _sync(device)
             t = time.perf_counter()
-            runner.learn(i + 1, log=lambda _line: None, init_at_random_ep_len=False)
+            health = TrainingHealth.for_runner(runner, log=_quiet)
+            runner.learn(i + 1, log=_quiet, init_at_random_ep_len=False, health=health)
             _sync(device)
             if i > 0:
                 times.append(time.perf_counter() - t)

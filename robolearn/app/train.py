@@ -11,16 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robolearn.config import save_config, save_yaml
-from robolearn.errors import RobolearnError
-from robolearn.registry import import_roots
-from robolearn.rl import distributed
-from robolearn.rl.checkpoint import load_checkpoint
-from robolearn.rl.config import compile_problem
-from robolearn.rl.distributed import SINGLE
-from robolearn.rl.memory import require_training_memory
-from robolearn.rl.runner import Runner, StopRequest
-from robolearn.rl.runs import (
+from robolearn.app.health import TrainingHealth
+from robolearn.app.memory import require_training_memory
+from robolearn.app.runs import (
     PARAMS_FORMAT,
     RunParams,
     create_run_dir,
@@ -29,13 +22,21 @@ from robolearn.rl.runs import (
     resolve_checkpoint,
     resolve_run,
 )
-from robolearn.rl.session import (
+from robolearn.app.session import (
     Setup,
     build_setup,
     resolve_device_engine,
     setup_from_run,
     versions,
 )
+from robolearn.config import save_config, save_yaml
+from robolearn.errors import RobolearnError
+from robolearn.registry import import_roots
+from robolearn.rl import distributed
+from robolearn.rl.checkpoint import load_checkpoint
+from robolearn.rl.config import compile_problem
+from robolearn.rl.distributed import SINGLE
+from robolearn.rl.runner import Runner, StopRequest
 
 
 @dataclasses.dataclass
@@ -397,7 +398,10 @@ def _learn(runner: Runner, max_iterations: int, recorder, monitor, log) -> str:
     with stop_on_signals(stop):
         try:
             warn = _silent if log is _silent else _to_stderr
-            outcome = runner.learn(max_iterations, stop=stop, on_step=recorder, log=log, warn=warn)
+            health = TrainingHealth.for_runner(runner, log=warn)
+            outcome = runner.learn(
+                max_iterations, stop=stop, on_step=recorder, log=log, health=health
+            )
         except RuntimeError as exc:
             if monitor is None or isinstance(exc, distributed.RankError):
                 raise

@@ -37,10 +37,10 @@ import numpy as np
 import torch
 
 from robolearn import mdp
+from robolearn.app.runs import remove_stale_temp_files
 from robolearn.config import callable_name, to_dict
 from robolearn.errors import RobolearnError
 from robolearn.files import sha256_of
-from robolearn.rl.runs import remove_stale_temp_files
 
 
 class _ExportPolicy(torch.nn.Module):

@@ -13,11 +13,11 @@ from typing import Any
 
 import torch
 
+from robolearn.app.runs import RunParams, check_name
 from robolearn.config import apply_override, parse_overrides
 from robolearn.errors import RobolearnError
 from robolearn.registry import TaskSpec, get_task
 from robolearn.rl.config import AgentCfg
-from robolearn.rl.runs import RunParams, check_name
 from robolearn.sim import resolve_engine
 
 DEVICES_HELP = "auto, cpu, cuda or cuda:N"
