@@ -784,8 +784,7 @@ def test_bad_viewer_arguments_are_one_line_errors():
 
 
 def test_play_video_grid_of_envs(tmp_path):
-    from cli_helpers import robolearn
-    from test_train_cli import decode
+    from cli_helpers import decode, robolearn
 
     root = tmp_path / "logs"
     out = robolearn(

@@ -83,7 +83,7 @@ def play(opts: PlayOptions, log=print) -> int:
         data = read_description(desc_path)
     else:
         data = load_checkpoint(path)
-    num_envs = opts.num_envs or (256 if opts.eval else None)
+    num_envs = opts.num_envs if opts.num_envs is not None else (256 if opts.eval else None)
     env, _ = _env_for_checkpoint(
         opts.task, data, opts.overrides, num_envs=num_envs, engine=engine, seed=opts.seed
     )

@@ -104,6 +104,11 @@ def train(opts: TrainOptions, log=print) -> int:
         opts = dataclasses.replace(opts, task=source.task)
     elif not opts.task:
         raise RobolearnError("--task is required (or --from a run folder)")
+    if (opts.load_run or opts.checkpoint) and not opts.resume:
+        # rather than train a fresh policy while the user believes it resumed
+        raise RobolearnError(
+            "--load_run and --checkpoint choose what --resume continues; add --resume"
+        )
     engine = resolve_device_engine(opts.device, opts.engine)
     # Every flag and override is checked before a process group starts or a file is written.
     checked = _setup_for(opts, engine, None, None, source)

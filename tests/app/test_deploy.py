@@ -19,7 +19,7 @@ from cli_helpers import one_line_error
 from robolearn.app.runs import pretrained_path
 from robolearn.assets import asset_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "deploy" / "run_onnx.py"
 SHIPPED = pretrained_path("humanoid_walk").parent
 ONNX = SHIPPED / "policy.onnx"

@@ -1,6 +1,6 @@
 """robolearn.load_policy: checkpoints, TorchScript and ONNX as one callable, checked against
 robolearn's own inference; the shipped policy.json (schema 2) is what robolearn export
-writes but for schema 3's keys about the files (tests/test_export_unit.py)."""
+writes but for schema 3's keys about the files (tests/app/test_export.py)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from robolearn.managers import TerminationTermCfg
 from robolearn.managers.base import ManagerTerm
 from robolearn.registry import get_task
 
-REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
+REACH = Path(__file__).parents[2] / "examples" / "reach" / "reach.py"
 LOCOMOTION_KEYS = ("lin_vel_error", "ang_vel_error", "terrain")
 
 
