@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from mujoco import batch as mjbatch
 
-from robolearn.rl.bench import run_bench
+from robolearn.app.bench import run_bench
 from robolearn.sim import make_engine
 from robolearn.threads import available_cores
 
@@ -105,7 +105,7 @@ def main() -> None:
         f"gymnasium {gym.__version__}"
     )
 
-    from robolearn.rl.session import build_setup
+    from robolearn.app.session import build_setup
 
     task_cfg = build_setup("humanoid_walk", []).env_cfg
     dt, decimation = task_cfg.sim.physics_dt, task_cfg.decimation

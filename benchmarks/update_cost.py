@@ -18,9 +18,9 @@ import time
 import torch
 
 from robolearn.adapters import RslRlVecEnv
+from robolearn.app.session import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.runner import Runner
-from robolearn.rl.session import build_setup
 
 ALG = "agent.algorithm"
 PLAIN = ["agent.algorithm.symmetry.use_data_augmentation=false"]

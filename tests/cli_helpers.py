@@ -58,3 +58,14 @@ def progress(run_dir: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def decode(path: Path) -> list:
+    """Every frame of a video (numpy arrays), decoded by ffmpeg."""
+    import imageio.v2 as imageio
+
+    frames = []
+    with imageio.get_reader(str(path), format="FFMPEG") as reader:
+        for frame in reader:
+            frames.append(frame)
+    return frames

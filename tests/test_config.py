@@ -170,8 +170,8 @@ def test_auto_mixed_precision_follows_the_cpus_bf16_instructions():
 def test_a_run_trained_without_a_term_the_play_variant_drops_plays():
     """A run trained with ``env.events.push=null`` replays that override on the play
     variant, which has no pushes either: no error, and still none for a typo of the user's."""
-    from robolearn.rl.play import _env_for_checkpoint
-    from robolearn.rl.session import build_setup
+    from robolearn.app.play import _env_for_checkpoint
+    from robolearn.app.session import build_setup
 
     checkpoint = {"task": "quadruped_walk", "overrides": ["env.events.push=null"]}
     env, setup = _env_for_checkpoint("quadruped_walk", checkpoint, [], num_envs=2, engine="cpu")

@@ -15,7 +15,8 @@ import robolearn
 LAYERS = [
     ["cli", "__main__"],
     ["viewer"],
-    ["rl"],
+    ["app"],  # the run application: train, play, evaluate, bench, export, runs
+    ["rl"],  # the rsl-rl adapter: runner, PPO, checkpoints, symmetry
     ["wrappers"],  # Stable-Baselines3 and skrl over the env, beside the gymnasium adapters
     ["adapters"],
     ["render"],  # below adapters: gymnasium's render() draws through it
@@ -38,7 +39,7 @@ LAYERS = [
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 # Upward imports allowed by name: the package root re-exports the public policy API,
 # lazily (robolearn.load_policy), as its one entry point above the bottom layer.
-ALLOWED = {("__init__", "rl.policy_api")}
+ALLOWED = {("__init__", "app.policy_api")}
 
 
 def rank(module: str) -> int | None:

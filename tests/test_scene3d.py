@@ -24,8 +24,8 @@ from robolearn.viewer.scene3d import (
 
 
 def make_env(task: str, num_envs: int = 2):
+    from robolearn.app.session import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.session import build_setup
 
     return ManagerBasedRLEnv(
         build_setup(task, [], play=True, num_envs=num_envs, engine="cpu").env_cfg
@@ -34,7 +34,7 @@ def make_env(task: str, num_envs: int = 2):
 
 def describe(env) -> dict:
     scene = scene_description(
-        env.engine.model,
+        env.scene.engine.model,
         env.scene.env_origins.cpu().numpy(),
         env.scene.root_body_id,
         env.num_envs,
@@ -45,7 +45,7 @@ def describe(env) -> dict:
 
 def test_humanoid_scene_lists_every_visible_geom_as_the_model_has_it():
     env = make_env("humanoid_walk")
-    m = env.engine.model
+    m = env.scene.engine.model
     scene = describe(env)
     visible = [g for g in range(m.ngeom) if m.geom_group[g] <= 2]
     assert [g["id"] for g in scene["geoms"]] == visible
@@ -73,7 +73,7 @@ def test_humanoid_scene_lists_every_visible_geom_as_the_model_has_it():
 
 def test_rough_scene_sends_the_terrain_height_field():
     env = make_env("humanoid_walk_rough")
-    m = env.engine.model
+    m = env.scene.engine.model
     scene = describe(env)
     terrain = [g for g in scene["geoms"] if g["type"] == "hfield"]
     assert len(terrain) == 1 and terrain[0]["static"]

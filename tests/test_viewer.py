@@ -784,8 +784,7 @@ def test_bad_viewer_arguments_are_one_line_errors():
 
 
 def test_play_video_grid_of_envs(tmp_path):
-    from cli_helpers import robolearn
-    from test_train_cli import decode
+    from cli_helpers import decode, robolearn
 
     root = tmp_path / "logs"
     out = robolearn(
@@ -937,7 +936,7 @@ def actions_sent(url: str) -> list[float]:
 
 @pytest.mark.timeout(1200)  # the deadlines below add up past the default 600 s under load
 def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoint(tmp_path):
-    from robolearn.rl.policy import pretrained_path
+    from robolearn.app.runs import pretrained_path
 
     root = tmp_path / "logs"
     # the viewer comes first, before the run exists, and says what it waits for
@@ -1032,7 +1031,7 @@ def test_follow_says_what_it_waits_for_and_max_seconds_ends_the_wait(tmp_path):
         wait_for_run(dataclasses.replace(opts, follow="other"), "cartpole_balance", said.append)
     assert "--run_name other" in said[0], said
     # a run of another task is an error, not a policy loaded into the wrong envs
-    from robolearn.rl.policy import pretrained_path
+    from robolearn.app.runs import pretrained_path
 
     shutil.copyfile(pretrained_path("humanoid_walk"), starting / "model_10.pt")
     with pytest.raises(RobolearnError, match="is a run of 'humanoid_walk', not 'cartpole_balance'"):
@@ -1100,8 +1099,8 @@ def colour_pixels(rgb: np.ndarray) -> int:
 
 
 def test_web_viewer_plots_the_watched_env_and_says_the_speed_reached(browser, monkeypatch):
+    from robolearn.app.session import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.session import build_setup
     from robolearn.viewer.session import RandomActions, ViewerSession
 
     setup = build_setup("humanoid_walk", [], play=True, num_envs=2, engine="cpu")
@@ -1227,8 +1226,8 @@ FOLLOWS = """(env) => {
 
 
 def humanoids_in_thread(num_envs: int):
+    from robolearn.app.session import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.session import build_setup
     from robolearn.viewer.session import ActionSource, ViewerSession
 
     setup = build_setup("humanoid_walk", [], play=True, num_envs=num_envs, engine="cpu")

@@ -17,8 +17,8 @@ DEADLINE_S = 120
 
 @pytest.fixture(scope="module")
 def env():
+    from robolearn.app.session import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.session import build_setup
 
     setup = build_setup("humanoid_walk", [], play=True, num_envs=2, engine="cpu")
     return ManagerBasedRLEnv(setup.env_cfg)

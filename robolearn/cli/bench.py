@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the task and print the report; returns the exit status."""
-    from robolearn.rl.bench import format_report, run_bench
+    from robolearn.app.bench import format_report, run_bench
 
     result = run_bench(
         args.task,

@@ -21,12 +21,12 @@ def options(cls: type[T], args: argparse.Namespace, **given: Any) -> T:
     return cls(**values, **given)
 
 
-def _integer(text: str, low: int, high: int | None, what: str, out_of_range: str) -> int:
+def _integer(text: str, low: int | None, high: int | None, what: str, out_of_range: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-    if value < low or (high is not None and value > high):
+    if (low is not None and value < low) or (high is not None and value > high):
         raise argparse.ArgumentTypeError(f"{out_of_range}, got {value}")
     return value
 
@@ -47,11 +47,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def seed(text: str) -> int:
-    """A seed, 0 to 2**32 - 1 (an argparse type)."""
-    from robolearn.rl.session import SEED_MAX
-
-    return _integer(text, 0, SEED_MAX, "an integer", f"a seed is 0 to {SEED_MAX}")
+def integer(text: str) -> int:
+    """An integer (an argparse type); the library checks its range (``--num_envs``,
+    ``--seed``, ``--max_iterations``) with a one-line error."""
+    return _integer(text, None, None, "an integer", "")
 
 
 def port(text: str) -> int:
@@ -72,7 +71,7 @@ def add_env_args(
     )
     p.add_argument(
         "--num_envs",
-        type=positive_int,
+        type=integer,
         help=num_envs_help or "parallel envs (default: the task's)",
     )
     p.add_argument(

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export the checkpoint; returns the exit status."""
-    from robolearn.rl.play import export
+    from robolearn.app.play import export
 
     return export(
         args.checkpoint, args.task, args.output, as_json=args.json, log_root=args.log_root

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, options, positive_int, seed
+from robolearn.cli.common import add_env_args, integer, options, positive_int
 from robolearn.cli.view import add_viewer_args
 
 
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--load_run", help="run folder name (or regex) under --log_root")
     p.add_argument("--log_root", default="logs", help="folder that holds the run folders")
-    p.add_argument("--seed", type=seed, help="seed of the env (default: the task's)")
+    p.add_argument("--seed", type=integer, help="seed of the env (default: the task's)")
     p.add_argument("--eval", action="store_true", help="evaluation: 256 envs unless --num_envs")
     p.add_argument("--json", action="store_true", help="print one JSON object of metrics")
     p.add_argument("--video", action="store_true", help="write an mp4 of env 0 (offscreen)")
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
         opts = options(ViewOptions, args, actions="policy", checkpoint=args.checkpoint or "latest")
         return view(opts, log=lambda line: print(line, flush=True))
-    from robolearn.rl.play import PlayOptions, play
+    from robolearn.app.play import PlayOptions, play
 
     opts = options(PlayOptions, args)
     return play(opts, log=lambda line: print(line, flush=True))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, options, positive_float, positive_int, seed
-from robolearn.errors import RobolearnError
+from robolearn.cli.common import add_env_args, integer, options, positive_float, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +25,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         num_envs_help="parallel envs (default: the task's, or the --from run's)",
         task_required=False,
     )
+    _add_start_args(p)
+    _add_output_args(p)
+    _add_distributed_args(p)
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="env.<path>=<value> or agent.<path>=<value>",
+    )
+    p.set_defaults(run=run)
+
+
+def _add_start_args(p: argparse.ArgumentParser) -> None:
+    """What the run starts from: --from, --seed, --max_iterations, --resume and what it
+    continues."""
     p.add_argument(
         "--from",
         dest="from_run",
@@ -35,16 +49,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--seed",
-        type=seed,
+        type=integer,
         help="seed of the env and the policy (default: the task's, or the --from run's)",
     )
     p.add_argument(
         "--max_iterations",
-        type=positive_int,
+        type=integer,
         help="learning iterations in total, resumed ones included (default: the task's, or "
         "the --from run's)",
     )
-    p.add_argument("--run_name", default="", help="suffix of the run folder name (default: none)")
     p.add_argument(
         "--resume",
         action="store_true",
@@ -56,6 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "checkpoint)",
     )
     p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
+
+
+def _add_output_args(p: argparse.ArgumentParser) -> None:
+    """Where the run writes and what: the run folder, the logger, videos."""
+    p.add_argument("--run_name", default="", help="suffix of the run folder name (default: none)")
     p.add_argument(
         "--logger",
         choices=["tensorboard", "wandb"],
@@ -78,6 +96,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="accepted for Isaac Lab users; robolearn never opens a window while training",
     )
     p.add_argument("--log_root", default="logs", help="folder that holds the run folders")
+
+
+def _add_distributed_args(p: argparse.ArgumentParser) -> None:
+    """Training on several processes: --distributed, --nproc, --dist_timeout."""
     p.add_argument(
         "--distributed",
         action="store_true",
@@ -95,33 +117,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=300.0,
         help="seconds a rank may wait for the others before the job fails",
     )
-    p.add_argument(
-        "overrides",
-        nargs="*",
-        metavar="OVERRIDE",
-        help="env.<path>=<value> or agent.<path>=<value>",
-    )
-    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the flags that only make sense together, then train; returns the exit status."""
-    if args.from_run is not None and args.resume:
-        raise RobolearnError(
-            "--from starts a new run from another's configs, --resume continues a run; choose one"
-        )
-    if args.task is None and args.from_run is None:
-        raise RobolearnError("--task is required (or --from a run folder)")
-    if (args.load_run or args.checkpoint) and not args.resume:
-        # rather than train a fresh policy while the user believes it resumed
-        raise RobolearnError(
-            "--load_run and --checkpoint choose what --resume continues; add --resume"
-        )
+    """Train (or start ``--nproc`` ranks that do); returns the exit status. The library
+    checks the flags (robolearn.app.train)."""
     if args.nproc:
-        from robolearn.rl.launch import launch_local
+        from robolearn.app.launch import launch_local
 
         return launch_local(args.nproc, args.argv)
-    from robolearn.rl.train import TrainOptions, train
+    from robolearn.app.train import TrainOptions, train
 
     opts = options(TrainOptions, args)
     return train(opts, log=lambda line: print(line, flush=True))

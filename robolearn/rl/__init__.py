@@ -1,4 +1,6 @@
-"""rsl-rl integration: agent configs, the runner, checkpoints and export."""
+"""The rsl-rl adapter: agent configs, the runner around rsl-rl's PPO, checkpoints, the
+symmetry extension and policies from checkpoints. The run application that uses it is
+:mod:`robolearn.app`."""
 
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 

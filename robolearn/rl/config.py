@@ -134,7 +134,7 @@ class PolicyCfg:
 
 @dataclass
 class AgentCfg:
-    """Everything rsl-rl's OnPolicyRunner needs, plus run bookkeeping."""
+    """Everything rsl-rl's PPO construction needs, plus run bookkeeping."""
 
     experiment_name: str = ""
     """Folder under logs/ (default: the task name)."""
@@ -213,7 +213,7 @@ class AgentCfg:
                 raise RobolearnError(f"agent.obs_groups.{role} must name observation groups")
 
     def to_rsl_rl(self, device: str | None = None) -> dict[str, Any]:
-        """The dict rsl-rl 5's OnPolicyRunner takes; ``device`` (the training device)
+        """rsl-rl 5's train config, as the runner takes it; ``device`` (the training device)
         resolves ``use_mixed_precision="auto"`` (None: off)."""
         a, p = self.algorithm, self.policy
 

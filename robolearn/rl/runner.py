@@ -1,34 +1,32 @@
-"""rsl-rl's OnPolicyRunner, extended for robolearn's runs.
+"""The runner: rsl-rl's PPO in robolearn's learning loop.
 
-We keep rsl-rl's PPO (``alg.act``, ``process_env_step``, ``compute_returns``, ``update``)
-and its model and storage construction, and replace the parts of the runner that a
-long-running, preemptible job needs: a loop that stops cleanly between env steps when asked
-(SIGINT, SIGTERM), checkpoints written atomically with the iteration count, learning rate
-and random state, loading with ``weights_only``, TensorBoard scalars and a one-line
-progress report instead of rsl-rl's page per iteration.
+The runner composes rsl-rl's PPO (:func:`robolearn.rl.ppo.build_ppo`: rsl-rl's own
+construction of the models, the rollout storage and the algorithm) and calls its public
+steps (``act``, ``process_env_step``, ``compute_returns``, ``update``, ``save``, ``load``);
+the loop around them is ours: it stops cleanly between env steps when asked (SIGINT,
+SIGTERM), writes checkpoints atomically with the iteration count, learning rate and random
+state, loads them with ``weights_only``, and logs TensorBoard scalars and a one-line
+progress report. Checks between the rollout and the update (the application's training
+health) come in through :meth:`Runner.learn`'s ``health``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
-from rsl_rl.runners import OnPolicyRunner
 
 from robolearn.errors import RobolearnError
 from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
-from robolearn.rl.health import TrainingHealth
-from robolearn.rl.symmetry import share_the_update_forward
+from robolearn.rl.ppo import build_ppo
 from robolearn.threads import single_threaded, threads_for, update_threads
 
 
@@ -40,6 +38,16 @@ class StopRequest:
 
     def __bool__(self) -> bool:
         return self.signal_name is not None
+
+
+class RolloutCheck(Protocol):
+    """What :meth:`Runner.learn` calls between each rollout and its update (the
+    application's :class:`~robolearn.app.health.TrainingHealth`): it may raise to stop
+    training, and returns scalars to log with the iteration's."""
+
+    def after_rollout(self, storage: Any, iteration: int, last_obs: Any) -> dict[str, float]:
+        """Check the rollout of ``iteration`` in PPO's ``storage``."""
+        ...
 
 
 class EpisodeStats:
@@ -96,11 +104,21 @@ class EpisodeStats:
         return ret / count, length / count, logs
 
 
-class Runner(OnPolicyRunner):
-    """OnPolicyRunner with clean interruption, atomic checkpoints and robolearn's logs.
+class Runner:
+    """rsl-rl's PPO with clean interruption, atomic checkpoints and robolearn's logs.
 
     ``iterations`` counts completed learning iterations; ``model_<iterations>.pt`` holds the
     policy after that many, and training resumed from it starts the next one.
+
+    Args:
+        env: rsl-rl's view of the env (:class:`~robolearn.adapters.RslRlVecEnv`).
+        agent_cfg: rsl-rl's train config (``AgentCfg.to_rsl_rl``); rsl-rl resolves its
+            ``obs_groups`` and the runner sets ``multi_gpu``, in place.
+        device: where the networks train.
+        run_dir: the run folder checkpoints and logs go to; None writes nothing.
+        meta: what every checkpoint records besides the learned state (task, overrides).
+        dist_info, monitor: the process group of a distributed run
+            (:mod:`robolearn.rl.distributed`).
     """
 
     def __init__(
@@ -113,13 +131,23 @@ class Runner(OnPolicyRunner):
         dist_info: DistInfo = SINGLE,
         monitor: Monitor | None = None,
     ) -> None:
+        self.env, self.cfg, self.device = env, agent_cfg, device
         self.dist_info, self.monitor = dist_info, monitor
-        # rsl-rl prints the models and observation sets while building them; keep our
-        # output to the progress lines (the configs are saved in the run folder).
-        with contextlib.redirect_stdout(io.StringIO()):
-            super().__init__(env, agent_cfg, log_dir=None, device=device)
-        if self.alg.symmetry is not None:
-            share_the_update_forward(self.alg.symmetry)
+        self.world_size = dist_info.world_size
+        """Ranks training together (1 alone)."""
+        self.is_distributed = dist_info.enabled
+        # PPO averages gradients over the process group robolearn.rl.distributed started
+        # (NCCL or gloo) when told about it
+        self.cfg["multi_gpu"] = (
+            {
+                "global_rank": dist_info.rank,
+                "local_rank": dist_info.local_rank,
+                "world_size": dist_info.world_size,
+            }
+            if dist_info.enabled
+            else None
+        )
+        self.alg = build_ppo(env, self.cfg, device)
         self.run_dir = run_dir
         self.meta = meta or {}
         self.iterations = 0
@@ -138,19 +166,11 @@ class Runner(OnPolicyRunner):
         self._update_threads = self._choose_update_threads()
         self._compiled = False
 
-    def _configure_multi_gpu(self) -> None:
-        """rsl-rl's version starts NCCL on cuda:LOCAL_RANK; ours uses the process group
-        robolearn.rl.distributed started (NCCL or gloo) and tells PPO about it."""
-        info = self.dist_info
-        self.gpu_world_size = info.world_size
-        self.is_distributed = info.enabled
-        self.gpu_local_rank = info.local_rank
-        self.gpu_global_rank = info.rank
-        self.cfg["multi_gpu"] = (
-            {"global_rank": info.rank, "local_rank": info.local_rank, "world_size": info.world_size}
-            if info.enabled
-            else None
-        )
+    def get_inference_policy(self, device: str | None = None):
+        """The policy in evaluation mode on ``device``, for acting (rsl-rl's model: a
+        callable from an observation TensorDict to actions)."""
+        self.alg.eval_mode()
+        return self.alg.get_policy().to(device)
 
     def check_ranks_agree(self) -> None:
         """Raise if the policy's parameters differ between ranks (they never should)."""
@@ -178,7 +198,8 @@ class Runner(OnPolicyRunner):
             **self.meta,
         }
 
-    def save(self, path: str | Path, infos: dict | None = None) -> None:
+    def save(self, path: str | Path) -> None:
+        """Write a checkpoint of the run as it is now to ``path`` (atomically)."""
         save_checkpoint(path, self.checkpoint_data())
 
     def save_iteration(self) -> Path | None:
@@ -190,7 +211,8 @@ class Runner(OnPolicyRunner):
         self.save(path)
         return path
 
-    def load(self, path, load_cfg=None, strict=True, map_location=None) -> dict:
+    def load(self, path: str | Path) -> dict:
+        """Restore the run from the checkpoint at ``path``; returns its data."""
         data = load_checkpoint(path, map_location=self.device)
         self.restore(data)
         return data
@@ -219,32 +241,26 @@ class Runner(OnPolicyRunner):
         on_step: Callable[[int], None] | None = None,
         log: Callable[[str], None] = print,
         init_at_random_ep_len: bool = True,
-        warn: Callable[[str], None] | None = None,
+        health: RolloutCheck | None = None,
     ) -> str:
         """Train until ``max_iterations`` iterations are done (in total, counting resumed
         ones) or a stop is requested. Returns ``"done"`` or ``"stopped"``.
 
-        ``log`` takes the progress lines, ``warn`` the health check's warnings (default:
-        ``log``; the CLI sends them to stderr)."""
+        ``log`` takes the progress lines; ``health`` checks each rollout before its update
+        (none without it)."""
         stop = StopRequest() if stop is None else stop
         obs = self._start(init_at_random_ep_len)
         start_it, wall_start = self.iterations, self._session_start
-        health = TrainingHealth(
-            self.env,
-            log=log if warn is None else warn,
-            check_nonfinite=self.cfg.get("check_for_nan", True),
-            any_rank=self.monitor.any_true if self.monitor is not None else None,
-        )
         try:
             while self.iterations < max_iterations and not self._stop_together(stop):
                 t0 = self._device_time()
                 obs = self._rollout(obs, stop, on_step)
                 if obs is None:  # stopped mid-rollout: the policy stays the last update's
                     break
-                # non-finite rollouts and unstable physics stop here, before the update
-                self.stats.add_scalars(
-                    health.after_rollout(self.alg.storage, self.iterations + 1, last_obs=obs)
-                )
+                if health is not None:  # e.g. non-finite rollouts stop here, before the update
+                    self.stats.add_scalars(
+                        health.after_rollout(self.alg.storage, self.iterations + 1, last_obs=obs)
+                    )
                 t1 = self._device_time()
                 with threads_for(self.env.device, self._update_threads):
                     losses = self.alg.update()
@@ -337,7 +353,7 @@ class Runner(OnPolicyRunner):
 
     def _batch_size(self) -> int:
         """Env steps per iteration, all ranks together."""
-        return self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
+        return self.cfg["num_steps_per_env"] * self.env.num_envs * self.world_size
 
     # ---- threads ----------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
 :func:`mirror_batch` as rsl-rl's ``data_augmentation_func``; it builds the env's mirrors once
 (:mod:`robolearn.mdp.mirror`: every observation group's columns and the action vector) and
 returns each batch with its mirror image appended, as rsl-rl expects.
-:func:`share_the_update_forward` spares the update a second actor pass per mini-batch.
+:class:`SharedForwardSymmetry` spares the update a second actor pass per mini-batch.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from rsl_rl.extensions import Symmetry
 from tensordict import TensorDict
 
 from robolearn.mdp.mirror import Mirror, action_mirror, group_mirror
@@ -60,8 +61,8 @@ def mirror_batch(
     return obs, actions
 
 
-def share_the_update_forward(symmetry: Any) -> None:
-    """Have rsl-rl's ``Symmetry`` take its mirror loss from the update's own actor pass.
+class SharedForwardSymmetry(Symmetry):
+    """rsl-rl's ``Symmetry`` taking its mirror loss from the update's own actor pass.
 
     With data augmentation on, PPO's update has just run the actor over the mini-batch and
     its mirror image (the action distribution's means, kept by the actor); rsl-rl's
@@ -69,18 +70,15 @@ def share_the_update_forward(symmetry: Any) -> None:
     the same weights, to get the same means: about a sixth of the update's work when the
     loss is only logged (``use_mirror_loss`` off, our default), and the same forward again
     when it is trained on. The loss and its gradient are the same from the first pass
-    (tests/test_symmetry.py compares both). Without augmentation the mirrored observations
-    were never through the actor, and rsl-rl's own function stays.
+    (tests/rl/test_symmetry.py compares both). Without augmentation the mirrored
+    observations were never through the actor: :class:`robolearn.rl.ppo.PPO` keeps
+    rsl-rl's own ``Symmetry`` then.
     """
-    if not symmetry.use_data_augmentation:
-        return
 
-    def compute_loss(actor: Any, batch: Any, original_batch_size: int) -> torch.Tensor:
+    def compute_loss(self, actor: Any, batch: Any, original_batch_size: int) -> torch.Tensor:
         means = actor.output_mean
-        _, mirrored = symmetry.data_augmentation_func(
-            env=symmetry.env, obs=None, actions=means[:original_batch_size]
+        _, mirrored = self.data_augmentation_func(
+            env=self.env, obs=None, actions=means[:original_batch_size]
         )
         loss = F.mse_loss(means[original_batch_size:], mirrored.detach()[original_batch_size:])
-        return loss if symmetry.use_mirror_loss else loss.detach()
-
-    symmetry.compute_loss = compute_loss
+        return loss if self.use_mirror_loss else loss.detach()

@@ -13,7 +13,7 @@ as well, so no such limit applies to it.
 
 This is a necessary condition, not a sufficient one: contacts, or a policy that drives the
 joints hard, can blow a simulation up at smaller steps, which the training health check
-catches while it runs (:mod:`robolearn.rl.health`).
+catches while it runs (:mod:`robolearn.app.health`).
 """
 
 from __future__ import annotations

@@ -45,9 +45,9 @@ class ViewOptions:
 def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     """Build the task's envs and the chosen action source, then run the chosen viewer until
     it is closed (or a limit is reached); returns the exit status."""
+    from robolearn.app.runs import import_for_policy
+    from robolearn.app.session import build_setup, resolve_device_engine
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.runs import import_for_policy
-    from robolearn.rl.session import build_setup, resolve_device_engine
 
     if opts.viewer not in ("web", "native"):
         raise RobolearnError(f"unknown viewer {opts.viewer!r}; valid: web, native")
@@ -92,8 +92,8 @@ def _say(line: str) -> None:
 def _policy_source(opts: ViewOptions, experiment: str) -> tuple[Path | None, list[str]]:
     """(the run folder followed or the checkpoint played, or None; the overrides the policy
     was trained with, which the env replays before the user's)."""
+    from robolearn.app.runs import find_checkpoint
     from robolearn.rl.checkpoint import load_checkpoint
-    from robolearn.rl.policy import find_checkpoint
 
     if opts.follow is not None:
         return wait_for_run(opts, experiment)
@@ -116,8 +116,8 @@ def wait_for_run(
     RobolearnError), and Ctrl-C ends it (KeyboardInterrupt). The overrides come from the
     newest checkpoint, else from params/run.yaml; a run of another task is a RobolearnError.
     """
+    from robolearn.app.runs import checkpoints, find_run, read_run_params
     from robolearn.rl.checkpoint import load_checkpoint
-    from robolearn.rl.runs import checkpoints, find_run, read_run_params
 
     log_root = Path(opts.log_root)
     follow = None if opts.follow in (None, "latest") else opts.follow

@@ -228,7 +228,7 @@ class FollowRun(ActionSource):
         task: str | None = None,
         log: Callable[[str], None] = _log_stderr,
     ) -> None:
-        from robolearn.rl.runs import checkpoints
+        from robolearn.app.runs import checkpoints
 
         self.env, self.run_dir, self.poll_s = env, Path(run_dir), poll_s
         self.task, self.log = task, log

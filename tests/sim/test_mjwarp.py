@@ -155,9 +155,9 @@ def test_contact_overflow_is_reported_once():
 
 
 def test_training_that_overflows_says_which_capacity_to_raise():
+    from robolearn.app.health import TrainingHealth
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.registry import get_task
-    from robolearn.rl.health import TrainingHealth
 
     cfg = get_task("quadruped_walk").make_env_cfg()
     # 4 feet, room for 1: every step that lands more than one foot overflows

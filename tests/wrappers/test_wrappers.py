@@ -25,7 +25,7 @@ TASK = "cartpole_balance"
 def evaluate(act, num_envs: int = 256) -> tuple[float, float]:
     """(mean return, fall rate) of the first episode of each of ``num_envs`` envs under
     ``act`` (policy observations -> actions, tensors), as ``robolearn play --eval`` measures
-    the rsl-rl policy in tests/test_train_cli.py."""
+    the rsl-rl policy in tests/app/test_train.py."""
     env = make_env(TASK, num_envs=num_envs, play=True)
     obs, _ = env.reset(seed=0)
     active = torch.ones(num_envs, dtype=torch.bool)
@@ -43,7 +43,7 @@ def evaluate(act, num_envs: int = 256) -> tuple[float, float]:
     return float(returns.mean()), float(fell.float().mean())
 
 
-# The bar rsl-rl's PPO reaches in tests/test_train_cli.py after 40 iterations of 256 envs x
+# The bar rsl-rl's PPO reaches in tests/app/test_train.py after 40 iterations of 256 envs x
 # 16 steps (164k env steps): the average pole stays up 3.5 of 5 s and under 35% fall. An
 # untrained policy returns 0.15 with every pole down; the other learners get the same
 # budget of env steps.

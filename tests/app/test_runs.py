@@ -88,7 +88,7 @@ def test_a_run_started_in_a_taken_second_gets_its_own_folder(tmp_path):
     assert run.name.endswith("_dup") and ".2_dup" in run.name, run.name
     assert not (run / "keep.txt").exists()
     # the sorted order knows that .2 came after the plain name of the same second
-    from robolearn.rl.runs import list_runs
+    from robolearn.app.runs import list_runs
 
     runs = list_runs(tmp_path, TASK)
     assert runs.index(run) == runs.index(run.parent / run.name.replace(".2_", "_")) + 1
@@ -313,7 +313,7 @@ def test_a_full_disk_during_a_save_is_one_line_and_loses_nothing(saved_run, smal
 
 
 def test_versions_records_git_only_for_robolearns_own_checkout(tmp_path):
-    from robolearn.rl.session import _git_state
+    from robolearn.app.session import _git_state
 
     repo = tmp_path / "user_repo"
     site = repo / ".venv" / "lib" / "python3.11" / "site-packages"

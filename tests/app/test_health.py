@@ -1,4 +1,4 @@
-"""Training health (robolearn.rl.health) through the real runner and env: divergence share,
+"""Training health (robolearn.app.health) through the real runner and env: divergence share,
 the stop on unstable physics, and non-finite rollouts named by term."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from cli_helpers import robolearn
 from conftest import slider_task_cfg
 
 from robolearn.adapters import RslRlVecEnv
+from robolearn.app.health import TrainingHealth
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import (
@@ -33,6 +34,13 @@ def _agent(steps: int = 8) -> AgentCfg:
     )
 
 
+def _learn(runner: Runner, iterations: int, log) -> str:
+    """``iterations`` of training under the application's health checks, warnings to
+    ``log`` with the progress lines."""
+    health = TrainingHealth.for_runner(runner, log=log)
+    return runner.learn(iterations, log=log, init_at_random_ep_len=False, health=health)
+
+
 def _runner(env: ManagerBasedRLEnv, run_dir: Path | None = None, steps: int = 8) -> Runner:
     return Runner(RslRlVecEnv(env), _agent(steps).to_rsl_rl(), device="cpu", run_dir=run_dir)
 
@@ -44,10 +52,10 @@ def _slider_env(num_envs: int) -> ManagerBasedRLEnv:
 def test_the_diverged_share_is_logged_and_warned_about(tmp_path):
     env = _slider_env(4)
     # env 3's actuator pushes with 1e12 N: its physics diverges in every step
-    env.engine.model_field("actuator_biasprm")[3, 0, 0] = 1e12
+    env.scene.engine.model_field("actuator_biasprm")[3, 0, 0] = 1e12
     lines: list[str] = []
     runner = _runner(env, run_dir=tmp_path)
-    assert runner.learn(3, log=lines.append, init_at_random_ep_len=False) == "done"
+    assert _learn(runner, 3, lines.append) == "done"
     rows = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
     assert [r["Health/diverged_share"] for r in rows] == [0.25, 0.25, 0.25]
     # a quarter is above the warning threshold (1%), below the stop (more than half)
@@ -57,19 +65,19 @@ def test_the_diverged_share_is_logged_and_warned_about(tmp_path):
 
 def test_training_stops_when_most_envs_diverge_for_several_iterations(tmp_path):
     env = _slider_env(4)
-    env.engine.model_field("actuator_biasprm")[1:, 0, 0] = 1e12  # 3 of 4 envs diverge
+    env.scene.engine.model_field("actuator_biasprm")[1:, 0, 0] = 1e12  # 3 of 4 envs diverge
     lines: list[str] = []
     runner = _runner(env, run_dir=tmp_path)
     with pytest.raises(
         RobolearnError,
         match=r"in each of iterations 1-3 \(75% of env steps, 75% of envs in the last\)",
     ):
-        runner.learn(10, log=lines.append, init_at_random_ep_len=False)
+        _learn(runner, 10, lines.append)
     assert runner.iterations == 2  # stopped before the update of the third
     assert sum("WARNING: the physics diverged" in line for line in lines) == 2
-    env.engine.model_field("actuator_biasprm")[1:, 0, 0] = 0.0  # fixed: training goes on
+    env.scene.engine.model_field("actuator_biasprm")[1:, 0, 0] = 0.0  # fixed: training goes on
     runner = _runner(env)
-    assert runner.learn(2, log=lines.append, init_at_random_ep_len=False) == "done"
+    assert _learn(runner, 2, lines.append) == "done"
 
 
 def test_a_diverging_task_exits_2_with_one_error_line_through_the_cli(tmp_path):
@@ -102,7 +110,7 @@ def test_a_diverging_task_exits_2_with_one_error_line_through_the_cli(tmp_path):
 
 def _kick(env, env_mask: torch.Tensor, speed: float) -> None:
     """An interval event: the slider of every env in ``env_mask`` gets ``speed``."""
-    env.engine.qvel[env_mask] = speed
+    env.scene.engine.qvel[env_mask] = speed
 
 
 def test_envs_that_all_blow_up_now_and_then_stop_training(tmp_path):
@@ -119,7 +127,7 @@ def test_envs_that_all_blow_up_now_and_then_stop_training(tmp_path):
     )
     runner = _runner(ManagerBasedRLEnv(cfg), run_dir=tmp_path)
     with pytest.raises(RobolearnError, match=r"25% of env steps, 100% of envs in the last"):
-        runner.learn(10, log=lambda _line: None, init_at_random_ep_len=False)
+        _learn(runner, 10, lambda _line: None)
     assert runner.iterations == 2
 
 
@@ -128,13 +136,13 @@ def test_a_speed_beyond_max_speed_counts_as_diverged():
     with max_speed=inf only MuJoCo's 1e10 bound is left."""
     cfg = slider_task_cfg("biased_slider.xml", 3)
     env = ManagerBasedRLEnv(cfg)
-    env.engine.qvel[:, 0] = torch.tensor([0.0, 5e3, 2e4], dtype=torch.float64)
+    env.scene.engine.qvel[:, 0] = torch.tensor([0.0, 5e3, 2e4], dtype=torch.float64)
     env.step(torch.zeros(3, 1))
     assert env.diverged.tolist() == [False, False, True]
-    assert env.engine.qvel[2].abs().max() < 1.0  # reset
+    assert env.scene.engine.qvel[2].abs().max() < 1.0  # reset
     cfg.sim.max_speed = math.inf
     env = ManagerBasedRLEnv(cfg)
-    env.engine.qvel[:, 0] = 2e4
+    env.scene.engine.qvel[:, 0] = 2e4
     env.step(torch.zeros(3, 1))
     assert not env.diverged.any()
 
@@ -188,7 +196,7 @@ def test_a_nonfinite_observation_stops_training_naming_its_term():
 
     runner = _runner(_cartpole(edit))
     with pytest.raises(RobolearnError) as error:
-        runner.learn(3, log=lambda _: None, init_at_random_ep_len=False)
+        _learn(runner, 3, lambda _: None)
     message = str(error.value)
     assert "observation group 'policy', term(s) observations.policy.buggy" in message, message
     assert "env 1" in message and "before the update of iteration 1" in message
@@ -205,8 +213,7 @@ def test_a_nonfinite_reward_stops_training_naming_its_term():
         cfg.rewards["buggy"] = RewardTermCfg(func=_sqrt_of_pole_angle, weight=1.0)
 
     env = _cartpole(edit)
-    env.engine.qpos[:, 1] = torch.tensor([0.1, -0.1, 0.1, -0.1], dtype=torch.float64)
-    env.scene.invalidate()
+    env.scene.engine.qpos[:, 1] = torch.tensor([0.1, -0.1, 0.1, -0.1], dtype=torch.float64)
     runner = _runner(env)
     with pytest.raises(RobolearnError, match=r"non-finite rewards .* from reward term\(s\) buggy"):
-        runner.learn(3, log=lambda _: None, init_at_random_ep_len=False)
+        _learn(runner, 3, lambda _: None)

@@ -1,5 +1,5 @@
 """Env counts too large for the machine are refused before anything is allocated
-(robolearn.sim.memory, robolearn.rl.memory), with a line that says how much they need."""
+(robolearn.sim.memory, robolearn.app.memory), with a line that says how much they need."""
 
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ _PEAK = """
 import json, resource, sys
 from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
-from robolearn.rl.memory import training_bytes_per_env
+from robolearn.app.memory import training_bytes_per_env
 from robolearn.rl.runner import Runner
-from robolearn.rl.session import build_setup
+from robolearn.app.session import build_setup
 from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env
 
 def resident():
@@ -65,12 +65,12 @@ env = ManagerBasedRLEnv(setup.env_cfg)
 built = resident()
 Runner(RslRlVecEnv(env), setup.agent_cfg.to_rsl_rl("cpu"), device="cpu").learn(
     1, log=lambda _: None)
-model = env.engine.model
+model = env.scene.engine.model
 dims = {g: sum(d.values()) for g, d in env.observation_manager.term_dims.items()}
 print(json.dumps({
     "env": (built - before) * 1024, "training": (peak() - built) * 1024,
     "env_estimate": env.num_envs * (1.5 * field_bytes_per_env(model)
-        + model_field_bytes_per_env(model, env.engine.per_env_fields)),
+        + model_field_bytes_per_env(model, env.scene.engine.per_env_fields)),
     "training_estimate": env.num_envs * training_bytes_per_env(
         setup.agent_cfg, dims, env.num_actions),
 }))

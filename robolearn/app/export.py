@@ -37,10 +37,10 @@ import numpy as np
 import torch
 
 from robolearn import mdp
+from robolearn.app.runs import remove_stale_temp_files
 from robolearn.config import callable_name, to_dict
 from robolearn.errors import RobolearnError
 from robolearn.files import sha256_of
-from robolearn.rl.runs import remove_stale_temp_files
 
 
 class _ExportPolicy(torch.nn.Module):
@@ -70,9 +70,8 @@ FILES = {"onnx": "policy.onnx", "torchscript": "policy.pt"}
 DESCRIPTION = "policy.json"
 
 # What an export killed midway leaves in the output folder: its staging folder,
-# .export.<pid>.<random>.tmp, or (exports before the staging folder) the temp file of one of
-# the three files, .policy.onnx.<pid>.<random>.tmp. The pid says whether the writer lives.
-_TEMP_RE = re.compile(r"^\.(?:export|policy\.(?:onnx|pt|json))\.(\d+)\.[^.]+\.tmp$")
+# .export.<pid>.<random>.tmp. The pid says whether the writer lives.
+_TEMP_RE = re.compile(r"^\.export\.(\d+)\.[^.]+\.tmp$")
 
 # Observation terms that subtract a per-joint default, and the key of policy.json's term
 # entry that lists the subtracted values: a robot-side program must subtract the same.
@@ -264,7 +263,7 @@ def export_policy(
     that was there; one killed within the three renames leaves a set whose files disagree
     with the sha256 its ``policy.json`` records, which ``load_policy`` refuses. Other files
     in ``out_dir`` are left alone, and so are the staging folders of exports still running;
-    those of exports that died (and the temp files of older exports) are deleted first.
+    those of exports that died are deleted first.
     """
     model = runner.alg.get_policy()
     if (

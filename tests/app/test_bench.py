@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 
 from cli_helpers import one_line_error, robolearn
 
-from robolearn.rl.bench import GPU_MEMORY_KEYS, Clock, physics_marks
+from robolearn.app.bench import GPU_MEMORY_KEYS, Clock, physics_marks
 
 
 def test_bench_json_reports_every_column():
@@ -41,11 +42,16 @@ def test_bench_json_reports_every_column():
     ):
         assert key in r, key
     assert r["engine"] == "cpu" and r["num_envs"] == 64 and r["decimation"] == 2
-    # physics alone is the ceiling: each added stage can only cost time
-    ceiling = r["physics_steps_per_s"] / r["decimation"]
-    assert ceiling > r["env_steps_per_s"] > 0
-    assert r["env_steps_per_s"] >= r["env_steps_per_s_inference"] > 0
-    assert r["env_steps_per_s_training"] > 0 and r["peak_rss_mb"] > 50
+    # every phase was measured: a finite, positive rate (not compared with each other: on
+    # a busy machine a later phase may get the cores an earlier one waited for)
+    for key in (
+        "physics_steps_per_s",
+        "env_steps_per_s",
+        "env_steps_per_s_inference",
+        "env_steps_per_s_training",
+    ):
+        assert math.isfinite(r[key]) and r[key] > 0, (key, r[key])
+    assert r["peak_rss_mb"] > 50
     # GPU memory is reported on CUDA only: the keys are there, null, on the CPU
     for key in GPU_MEMORY_KEYS:
         assert key in r and r[key] is None, key

@@ -84,99 +84,137 @@ def evaluate(env, policy, on_step: Callable[[], None] | None = None) -> dict[str
     Raises:
         RobolearnError: a declared metric is misconfigured or returns the wrong shape.
     """
-    n, dev = env.num_envs, env.device
-    metric_terms = _metric_terms(env)
-    stateful = [t for t in metric_terms.values() if isinstance(t, ManagerTerm)]
+    tally = _Tally(env, _metric_terms(env))
     obs, _ = env.reset()
-    rewards, terminations = env.reward_manager, env.termination_manager
-    active = torch.ones(n, dtype=torch.bool, device=dev)
-    returns = torch.zeros(n, device=dev)
-    lengths = torch.zeros(n, device=dev)
-    fell = torch.zeros(n, dtype=torch.bool, device=dev)
-    cmd_term = velocity_command(env)
-    # Per env, so that a terrain's envs can be grouped by type and level at the end.
-    lin_err = torch.zeros(n, device=dev)
-    ang_err = torch.zeros(n, device=dev)
-    samples = torch.zeros(n, device=dev)
-    step_sums: dict[str, torch.Tensor] = {}
-    metric_sums = torch.zeros(len(metric_terms), device=dev)
-    steps_counted = torch.zeros((), device=dev)
-    reward_sums = torch.zeros(len(rewards.term_names), device=dev)
-    # Columns: the termination terms, then nonfinite; a failure outranks a time-out.
-    end_names = [*terminations.term_names, NONFINITE]
-    failure_col = torch.tensor(
-        [not terminations.cfg[t].time_out for t in terminations.term_names] + [True], device=dev
-    )
-    end_shares = torch.zeros(len(end_names), device=dev)
     for _ in range(env.max_episode_length):
-        command = cmd_term.command.clone() if cmd_term is not None else None
-        obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, n))
+        command = tally.cmd_term.command.clone() if tally.cmd_term is not None else None
+        obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, env.num_envs))
         if on_step is not None:
             on_step()
+        tally.add_step(command, reward, terminated, time_outs)
+        if not tally.active.any():
+            break
+    return _no_nan(tally.result())
+
+
+class _Tally:
+    """The sums of an evaluation as it runs, on the env's device: per env (returns, lengths,
+    falls, tracking errors), per reward and termination term, per command and task metric.
+
+    A step counts for the means over steps unless its episode ended in it (the env has
+    reset by then); only each env's first episode counts (``active``)."""
+
+    def __init__(self, env, metric_terms: dict[str, Callable[..., Any]]) -> None:
+        n, dev = env.num_envs, env.device
+        self.env, self.metric_terms = env, metric_terms
+        self.stateful = [t for t in metric_terms.values() if isinstance(t, ManagerTerm)]
+        self.active = torch.ones(n, dtype=torch.bool, device=dev)
+        self.returns = torch.zeros(n, device=dev)
+        self.lengths = torch.zeros(n, device=dev)
+        self.fell = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.cmd_term = velocity_command(env)
+        # Per env, so that a terrain's envs can be grouped by type and level at the end.
+        self.lin_err = torch.zeros(n, device=dev)
+        self.ang_err = torch.zeros(n, device=dev)
+        self.samples = torch.zeros(n, device=dev)
+        self.step_sums: dict[str, torch.Tensor] = {}
+        self.metric_sums = torch.zeros(len(metric_terms), device=dev)
+        self.steps_counted = torch.zeros((), device=dev)
+        self.reward_sums = torch.zeros(len(env.reward_manager.term_names), device=dev)
+        # Columns: the termination terms, then nonfinite; a failure outranks a time-out.
+        terminations = env.termination_manager
+        self.end_names = [*terminations.term_names, NONFINITE]
+        self.failure_col = torch.tensor(
+            [not terminations.cfg[t].time_out for t in terminations.term_names] + [True],
+            device=dev,
+        )
+        self.end_shares = torch.zeros(len(self.end_names), device=dev)
+
+    def add_step(self, command, reward, terminated, time_outs) -> None:
+        """One env step: ``command`` is the velocity command the step ran under."""
+        env = self.env
         done = terminated | time_outs
-        finished = active & done
-        returns += reward * active
-        lengths += active.float()
-        fell |= finished & terminated
+        finished = self.active & done
+        self.returns += reward * self.active
+        self.lengths += self.active.float()
+        self.fell |= finished & terminated
         # The reset inside the step moved the finished episodes' sums and ending terms to
         # last_episode_*; where() rather than a multiply, as 0 x NaN is NaN.
-        reward_sums += torch.where(finished.unsqueeze(-1), rewards.last_episode_sums, 0.0).sum(0)
-        ends = _end_shares(terminations.last_episode_dones, env.diverged, failure_col)
-        end_shares += torch.where(finished.unsqueeze(-1), ends, 0.0).sum(0)
-        counted = active & ~done
-        if cmd_term is not None:
-            scene = env.scene
-            vel = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
-            lin_err += (command[:, :2] - vel).norm(dim=-1) * counted
-            ang_err += (command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted
-            samples += counted
+        episode_sums = env.reward_manager.last_episode_sums
+        self.reward_sums += torch.where(finished.unsqueeze(-1), episode_sums, 0.0).sum(0)
+        dones = env.termination_manager.last_episode_dones
+        ends = _end_shares(dones, env.diverged, self.failure_col)
+        self.end_shares += torch.where(finished.unsqueeze(-1), ends, 0.0).sum(0)
+        counted = self.active & ~done
+        if self.cmd_term is not None:
+            self._add_tracking(command, counted)
+        self._add_metrics(counted)
+        if self.stateful:  # metrics that keep state across steps start afresh with an episode
+            for term in self.stateful:
+                reset_term(term, done)
+        self.steps_counted += counted.sum()
+        self.active &= ~done
+
+    def _add_tracking(self, command: torch.Tensor, counted: torch.Tensor) -> None:
+        """The velocity tracking errors of the counted envs."""
+        scene = self.env.scene
+        vel = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
+        self.lin_err += (command[:, :2] - vel).norm(dim=-1) * counted
+        self.ang_err += (command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted
+        self.samples += counted
+
+    def _add_metrics(self, counted: torch.Tensor) -> None:
+        """The command terms' step metrics and the task's metrics of the counted envs."""
+        env, dev = self.env, self.env.device
         for name, term in env.command_manager.terms.items():
             for key, value in term.step_metrics().items():
-                total = step_sums.setdefault(f"{name}/{key}", torch.zeros((), device=dev))
+                total = self.step_sums.setdefault(f"{name}/{key}", torch.zeros((), device=dev))
                 total += torch.where(counted, value.float(), 0.0).sum()
-        for i, (name, term) in enumerate(metric_terms.items()):
-            value = _metric_value(name, term(env, **env.cfg.metrics[name].params), n)
-            metric_sums[i] += torch.where(counted, value, 0.0).sum()
-        if stateful:  # metrics that keep state across steps start afresh with an episode
-            ids = done.nonzero().flatten()
-            for term in stateful:
-                reset_term(term, ids)
-        steps_counted += counted.sum()
-        active &= ~done
-        if not active.any():
-            break
-    # Episodes still running (a time-out term that is not the episode length): their sums
-    # so far, and an ending of their own.
-    for i, running in enumerate(rewards.episode_sums.values()):
-        reward_sums[i] += torch.where(active, running, 0.0).sum()
-    unfinished = int(active.sum())
+        for i, (name, term) in enumerate(self.metric_terms.items()):
+            params = env.cfg.metrics[name].params
+            value = _metric_value(name, term(env, **params), env.num_envs)
+            self.metric_sums[i] += torch.where(counted, value, 0.0).sum()
 
-    result: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "task_envs": n,
-        "episodes": n,
-        "mean_return": float(returns.mean()),
-        "fall_rate": float(fell.float().mean()),
-        "mean_episode_length_s": float(lengths.mean()) * env.step_dt,
-    }
-    everyone = torch.ones(n, dtype=torch.bool, device=dev)
-    if cmd_term is not None:
-        result |= _tracking(everyone, lin_err, ang_err, samples)
-    count = float(steps_counted)
-    for key, total in step_sums.items():
-        result[key] = float(total) / count if count > 0 else None
-    result["reward_terms"] = {
-        name: float(total) / n
-        for name, total in zip(rewards.term_names, reward_sums.tolist(), strict=True)
-    }
-    result["terminations"] = _terminations(end_names, end_shares, failure_col, n, unfinished)
-    result["metrics"] = {
-        name: float(total) / count if count > 0 else None
-        for name, total in zip(metric_terms, metric_sums.tolist(), strict=True)
-    }
-    if env.scene.terrain is not None:
-        result["terrain"] = _per_terrain(env.scene.terrain, fell, lin_err, ang_err, samples)
-    return _no_nan(result)
+    def result(self) -> dict[str, Any]:
+        """The evaluation (see the module docstring), NaN where nothing was measured."""
+        env, n = self.env, self.env.num_envs
+        rewards = env.reward_manager
+        # Episodes still running (a time-out term that is not the episode length): their
+        # sums so far, and an ending of their own.
+        for i, running in enumerate(rewards.episode_sums.values()):
+            self.reward_sums[i] += torch.where(self.active, running, 0.0).sum()
+        unfinished = int(self.active.sum())
+        result: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "task_envs": n,
+            "episodes": n,
+            "mean_return": float(self.returns.mean()),
+            "fall_rate": float(self.fell.float().mean()),
+            "mean_episode_length_s": float(self.lengths.mean()) * env.step_dt,
+        }
+        everyone = torch.ones(n, dtype=torch.bool, device=env.device)
+        if self.cmd_term is not None:
+            result |= _tracking(everyone, self.lin_err, self.ang_err, self.samples)
+        count = float(self.steps_counted)
+        for key, total in self.step_sums.items():
+            result[key] = float(total) / count if count > 0 else None
+        result["reward_terms"] = {
+            name: float(total) / n
+            for name, total in zip(rewards.term_names, self.reward_sums.tolist(), strict=True)
+        }
+        result["terminations"] = _terminations(
+            self.end_names, self.end_shares, self.failure_col, n, unfinished
+        )
+        result["metrics"] = {
+            name: float(total) / count if count > 0 else None
+            for name, total in zip(self.metric_terms, self.metric_sums.tolist(), strict=True)
+        }
+        terrain = env.scene.terrain
+        if terrain is not None:
+            result["terrain"] = _per_terrain(
+                terrain, self.fell, self.lin_err, self.ang_err, self.samples
+            )
+        return result
 
 
 def _end_shares(

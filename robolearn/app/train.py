@@ -11,16 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robolearn.config import save_config, save_yaml
-from robolearn.errors import RobolearnError
-from robolearn.registry import import_roots
-from robolearn.rl import distributed
-from robolearn.rl.checkpoint import load_checkpoint
-from robolearn.rl.config import compile_problem
-from robolearn.rl.distributed import SINGLE
-from robolearn.rl.memory import require_training_memory
-from robolearn.rl.runner import Runner, StopRequest
-from robolearn.rl.runs import (
+from robolearn.app.health import TrainingHealth
+from robolearn.app.memory import require_training_memory
+from robolearn.app.runs import (
     PARAMS_FORMAT,
     RunParams,
     create_run_dir,
@@ -29,13 +22,21 @@ from robolearn.rl.runs import (
     resolve_checkpoint,
     resolve_run,
 )
-from robolearn.rl.session import (
+from robolearn.app.session import (
+    RunContext,
     Setup,
     build_setup,
     resolve_device_engine,
     setup_from_run,
     versions,
 )
+from robolearn.config import save_config, save_yaml
+from robolearn.errors import RobolearnError
+from robolearn.registry import import_roots
+from robolearn.rl import distributed
+from robolearn.rl.checkpoint import load_checkpoint
+from robolearn.rl.config import compile_problem
+from robolearn.rl.runner import Runner, StopRequest
 
 
 @dataclasses.dataclass
@@ -103,24 +104,27 @@ def train(opts: TrainOptions, log=print) -> int:
         opts = dataclasses.replace(opts, task=source.task)
     elif not opts.task:
         raise RobolearnError("--task is required (or --from a run folder)")
+    if (opts.load_run or opts.checkpoint) and not opts.resume:
+        # rather than train a fresh policy while the user believes it resumed
+        raise RobolearnError(
+            "--load_run and --checkpoint choose what --resume continues; add --resume"
+        )
     engine = resolve_device_engine(opts.device, opts.engine)
     # Every flag and override is checked before a process group starts or a file is written.
     checked = _setup_for(opts, engine, None, None, source)
     engine = checked.env_cfg.sim.engine
-    info, monitor, threads = SINGLE, None, None
+    ctx = RunContext(opts.task, engine, log)
     if opts.distributed:
-        info, engine, threads = distributed.initialize(
+        ctx.dist, ctx.engine, ctx.threads = distributed.initialize(
             distributed.from_environment(), engine, opts.dist_timeout
         )
-        monitor = distributed.Monitor(info, opts.dist_timeout)
-        if not info.is_main:
-            log = _silent
+        ctx.monitor = distributed.Monitor(ctx.dist, opts.dist_timeout)
+        if not ctx.dist.is_main:
+            ctx.log = _silent
     try:
-        return _train(
-            opts, source, checked.agent_cfg.experiment_name, engine, info, monitor, threads, log
-        )
+        return _train(opts, source, checked.agent_cfg.experiment_name, ctx)
     except distributed.RankError as exc:
-        raise RobolearnError(f"rank {info.rank}: the job cannot continue: {exc}") from exc
+        raise RobolearnError(f"rank {ctx.dist.rank}: the job cannot continue: {exc}") from exc
     finally:
         distributed.shutdown()
 
@@ -132,6 +136,24 @@ def _silent(*_args, **_kwargs) -> None:
 def _to_stderr(line: str) -> None:
     """Warnings: on stderr, apart from the progress lines on stdout."""
     print(line, file=sys.stderr, flush=True)
+
+
+@dataclasses.dataclass
+class _Run:
+    """A training run ready to start: its folder, its configs and its env."""
+
+    folder: _RunFolder
+    setup: Setup
+    """The configs the env was built from."""
+    started: Setup
+    """The configs as the run started, before building the env changed any (params/
+    records these)."""
+    env: Any
+    """The ManagerBasedRLEnv."""
+    resume_data: dict[str, Any] | None = None
+    """The checkpoint a resumed run continues from."""
+    source: RunParams | None = None
+    """The run a ``--from`` run starts from."""
 
 
 @dataclasses.dataclass
@@ -172,52 +194,43 @@ def _pick_run_folder(opts: TrainOptions, experiment: str) -> _RunFolder:
     return _RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
 
 
-def _train(
-    opts: TrainOptions,
-    source: RunParams | None,
-    experiment: str,
-    engine: str,
-    info,
-    monitor,
-    threads,
-    log,
-) -> int:
+def _train(opts: TrainOptions, source: RunParams | None, experiment: str, ctx: RunContext) -> int:
     # A resumed run's configs come from its checkpoint: its folder first. A new run's
     # folder is made once the env is built and training fits in memory, so that a
     # refusal, or a kill while allocating, leaves no empty run folder behind.
-    folder = _shared_folder(opts, experiment, info, monitor) if opts.resume else None
+    folder = _shared_folder(opts, experiment, ctx) if opts.resume else None
     resume_data = _load_resume(opts, folder) if folder is not None else None
-    setup = _setup_for(opts, engine, resume_data, folder, source)
+    setup = _setup_for(opts, ctx.engine, resume_data, folder, source)
     base_seed = setup.env_cfg.seed
-    if threads is not None:
-        setup.env_cfg.sim.nthread = threads
+    if ctx.threads is not None:
+        setup.env_cfg.sim.nthread = ctx.threads
     # params/ gets the configs as they are now: building the env or a curriculum later may
     # change fields of the live ones
     started = Setup(
         setup.spec, copy.deepcopy(setup.env_cfg), copy.deepcopy(setup.agent_cfg), setup.overrides
     )
-    setup.env_cfg.seed = base_seed + info.rank  # every rank sees other episodes
+    setup.env_cfg.seed = base_seed + ctx.dist.rank  # every rank sees other episodes
     env = _build_env(setup)
     if folder is None:
-        folder = _shared_folder(opts, experiment, info, monitor)
+        folder = _shared_folder(opts, experiment, ctx)
     try:
-        return _train_in(opts, source, folder, setup, started, env, resume_data, info, monitor, log)
+        return _train_in(opts, _Run(folder, setup, started, env, resume_data, source), ctx)
     except BaseException:
-        if info.is_main:
+        if ctx.dist.is_main:
             folder.discard_if_empty()
         raise
 
 
-def _shared_folder(opts: TrainOptions, experiment: str, info, monitor) -> _RunFolder:
+def _shared_folder(opts: TrainOptions, experiment: str, ctx: RunContext) -> _RunFolder:
     """Rank 0 picks the run folder (a new one, or the one to resume) and tells the others."""
     folder, problem = None, None
-    if info.is_main:
+    if ctx.dist.is_main:
         try:
             folder = _pick_run_folder(opts, experiment)
         except RobolearnError as exc:
             problem = str(exc)
-    if monitor is not None:
-        folder, problem = monitor.broadcast_object((folder, problem))
+    if ctx.monitor is not None:
+        folder, problem = ctx.monitor.broadcast_object((folder, problem))
     if problem:
         raise RobolearnError(problem)
     return folder
@@ -235,50 +248,29 @@ def _build_env(setup: Setup):
     return env
 
 
-def _train_in(
-    opts: TrainOptions,
-    source: RunParams | None,
-    folder: _RunFolder,
-    setup: Setup,
-    started: Setup,
-    env,
-    resume_data: dict[str, Any] | None,
-    info,
-    monitor,
-    log,
-) -> int:
-    from robolearn.adapters import RslRlVecEnv
-
+def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
+    """Train the run (resumed, or started with its params/ written) to the end or a stop."""
+    info, log, env, folder = ctx.dist, ctx.log, run.env, run.folder
     run_info = {
         "task": opts.task,
-        "overrides": setup.overrides,
-        "seed": started.env_cfg.seed,
+        "overrides": run.setup.overrides,
+        "seed": run.started.env_cfg.seed,
         "num_envs": env.num_envs,
         "world_size": info.world_size,
     }
-    agent = setup.agent_cfg.to_rsl_rl(str(env.device))
-    meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
-    run_dir = folder.path
-    runner = Runner(
-        RslRlVecEnv(env),
-        agent,
-        device=str(env.device),
-        run_dir=run_dir if info.is_main else None,
-        meta=meta,
-        dist_info=info,
-        monitor=monitor,
-    )
-    if resume_data is not None:
-        runner.restore(resume_data)
+    runner = _make_runner(run, ctx, run_info)
+    if run.resume_data is not None:
+        runner.restore(run.resume_data)
         log(
-            f"{folder.note}resuming {run_dir} from {folder.checkpoint.name} "
+            f"{folder.note}resuming {folder.path} from {folder.checkpoint.name} "
             f"({runner.iterations} iterations done)"
         )
     elif info.is_main:
         ran_on = _engine_that_ran(env)
+        source = run.source
         _write_params(
-            run_dir / "params",
-            started,
+            folder.path / "params",
+            run.started,
             {
                 "format": PARAMS_FORMAT,
                 **run_info,
@@ -291,19 +283,37 @@ def _train_in(
         )
     where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
     log(
-        f"training {opts.task}: {env.num_envs} envs{where} on {env.engine.name} "
-        f"({env.device}), run folder {run_dir}"
+        f"training {opts.task}: {env.num_envs} envs{where} on {env.scene.engine.name} "
+        f"({env.device}), run folder {folder.path}"
     )
-    recorder = _video_recorder(opts, env, run_dir) if opts.video and info.is_main else None
-    outcome = _learn(runner, setup.agent_cfg.max_iterations, recorder, monitor, log)
+    recorder = _video_recorder(opts, env, folder.path) if opts.video and info.is_main else None
+    outcome = _learn(runner, run.setup.agent_cfg.max_iterations, recorder, ctx)
     if info.enabled:
         log(f"policy parameters identical on all {info.world_size} ranks")
     if outcome == "done":
         log(
             f"done: {runner.iterations} iterations, {runner.env_steps:,} env steps; "
-            f"checkpoints in {run_dir}"
+            f"checkpoints in {folder.path}"
         )
     return 0
+
+
+def _make_runner(run: _Run, ctx: RunContext, run_info: dict[str, Any]) -> Runner:
+    """The runner of ``run``; its checkpoints record ``run_info`` and the agent config."""
+    from robolearn.adapters import RslRlVecEnv
+
+    device = str(run.env.device)
+    agent = run.setup.agent_cfg.to_rsl_rl(device)
+    meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
+    return Runner(
+        RslRlVecEnv(run.env),
+        agent,
+        device=device,
+        run_dir=run.folder.path if ctx.dist.is_main else None,
+        meta=meta,
+        dist_info=ctx.dist,
+        monitor=ctx.monitor,
+    )
 
 
 def _load_resume(opts: TrainOptions, folder: _RunFolder) -> dict[str, Any]:
@@ -360,7 +370,7 @@ def _setup_for(
 def _engine_that_ran(env) -> str:
     """The engine as ``env.sim.engine`` names it, never ``auto``: ``cpu``, ``warp-cpu`` or
     the GPU it ran on (``cuda:0``), so that a run started ``--from`` this one runs there."""
-    name = env.engine.name
+    name = env.scene.engine.name
     return str(env.device) if name == "cuda" else name
 
 
@@ -391,13 +401,18 @@ def _write_params(params: Path, setup: Setup, run: dict[str, Any], engine: str) 
     save_yaml(versions(), params / "versions.yaml")
 
 
-def _learn(runner: Runner, max_iterations: int, recorder, monitor, log) -> str:
-    """Train under the signal handlers; a failed collective names the rank that failed."""
+def _learn(runner: Runner, max_iterations: int, recorder, ctx: RunContext) -> str:
+    """Train under the signal handlers and the health checks; a failed collective names the
+    rank that failed."""
     stop = StopRequest()
+    log, monitor = ctx.log, ctx.monitor
     with stop_on_signals(stop):
         try:
             warn = _silent if log is _silent else _to_stderr
-            outcome = runner.learn(max_iterations, stop=stop, on_step=recorder, log=log, warn=warn)
+            health = TrainingHealth.for_runner(runner, log=warn)
+            outcome = runner.learn(
+                max_iterations, stop=stop, on_step=recorder, log=log, health=health
+            )
         except RuntimeError as exc:
             if monitor is None or isinstance(exc, distributed.RankError):
                 raise

@@ -1,4 +1,4 @@
-"""Evaluation (robolearn.rl.evaluate, ``robolearn play --eval``) for any task: per-term
+"""Evaluation (robolearn.app.evaluate, ``robolearn play --eval``) for any task: per-term
 reward sums, the termination breakdown, command and declared metrics, and the locomotion
 keys only where a task has a velocity command."""
 
@@ -13,13 +13,14 @@ import torch
 from cli_helpers import robolearn
 from conftest import slider_task_cfg
 
+from robolearn.app.evaluate import SCHEMA_VERSION, evaluate
 from robolearn.env import ManagerBasedRLEnv, MetricTermCfg
 from robolearn.errors import RobolearnError
 from robolearn.managers import TerminationTermCfg
+from robolearn.managers.base import ManagerTerm
 from robolearn.registry import get_task
-from robolearn.rl.evaluate import SCHEMA_VERSION, evaluate
 
-REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
+REACH = Path(__file__).parents[2] / "examples" / "reach" / "reach.py"
 LOCOMOTION_KEYS = ("lin_vel_error", "ang_vel_error", "terrain")
 
 
@@ -68,7 +69,7 @@ def test_endings_reward_sums_and_declared_metrics_follow_the_episodes():
         late=TerminationTermCfg(func=ends_at, params={"step": 50, "envs": [1]}),
     )
     assert env.max_episode_length == 50
-    env.engine.model_field("actuator_biasprm")[7, 0, 0] = 1e12  # diverges in its first step
+    env.scene.engine.model_field("actuator_biasprm")[7, 0, 0] = 1e12  # diverges in its first step
     m = evaluate(env, push(8))
 
     assert m["schema_version"] == SCHEMA_VERSION == 2
@@ -106,6 +107,33 @@ def test_a_second_evaluation_starts_afresh():
     assert first["terminations"] == second["terminations"]
     assert second["terminations"]["failures"]["early"] == pytest.approx(1 / 8)
     assert second["reward_terms"]["vel"] == pytest.approx(first["reward_terms"]["vel"], rel=1e-5)
+
+
+class StepsSinceReset(ManagerTerm):
+    """A metric with state: env steps since the term last reset each env, kept by the term
+    (so equal to ``episode_steps`` when the evaluation resets it with its episodes)."""
+
+    def __init__(self, cfg, env) -> None:
+        super().__init__(cfg, env)
+        self.steps = torch.zeros(env.num_envs, device=env.device)
+        self.masks: list[torch.Tensor] = []
+
+    def reset(self, env_mask: torch.Tensor) -> None:
+        self.masks.append(env_mask)
+        self.steps.masked_fill_(env_mask, 0.0)
+
+    def __call__(self, env) -> torch.Tensor:
+        self.steps += 1
+        return self.steps.clone()
+
+
+def test_a_stateful_metric_is_reset_with_a_mask_of_the_ended_episodes():
+    """ManagerTerm.reset takes an (N,) bool mask: evaluate passes the envs whose episode
+    ended, as the managers do (it passed their indices once, which masked_fill_ refuses)."""
+    env = slider_env(early=TerminationTermCfg(func=ends_at, params={"step": 10, "envs": [0]}))
+    env.cfg.metrics["own_steps"] = MetricTermCfg(func=StepsSinceReset)
+    m = evaluate(env, push(8))
+    assert m["metrics"]["own_steps"] == pytest.approx(m["metrics"]["episode_steps"])
 
 
 def test_a_broken_metric_is_an_error_naming_it():

@@ -13,6 +13,8 @@ import yaml
 from cli_helpers import progress, robolearn, robolearn_in_process
 
 from robolearn import mdp
+from robolearn.app.runs import read_run_params
+from robolearn.app.session import build_setup
 from robolearn.config import load_config, save_config
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
@@ -20,8 +22,6 @@ from robolearn.managers import TermCfg
 from robolearn.registry import get_task, task_names
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.config import AgentCfg
-from robolearn.rl.runs import read_run_params
-from robolearn.rl.session import build_setup
 from robolearn.scene.entities import SceneEntityCfg
 
 TASK = "cartpole_balance"

@@ -19,8 +19,9 @@
   meets a termination, or the physics blows up on the first step. Training stops, naming
   the terminations that ended the latest episodes.
 
-The runner calls :meth:`TrainingHealth.after_rollout` once per iteration and merges the dict
-it returns into its scalars.
+The runner (given one in ``Runner.learn(health=...)``) calls
+:meth:`TrainingHealth.after_rollout` once per iteration and merges the dict it returns into
+its scalars.
 """
 
 from __future__ import annotations
@@ -109,6 +110,18 @@ class TrainingHealth:
         self._overflow_warned = False
         self._mark()
 
+    @classmethod
+    def for_runner(cls, runner: Any, log: Callable[[str], None] = print) -> TrainingHealth:
+        """The checks of ``runner``'s training (a :class:`~robolearn.rl.runner.Runner`):
+        on its env, with its agent's ``check_for_nan``, across its ranks."""
+        monitor = runner.monitor
+        return cls(
+            runner.env,
+            log=log,
+            check_nonfinite=runner.cfg.get("check_for_nan", True),
+            any_rank=monitor.any_true if monitor is not None else None,
+        )
+
     def _mark(self) -> None:
         env = self.env
         if env is not None:
@@ -135,7 +148,7 @@ class TrainingHealth:
         """
         problem = self._nonfinite_problem(storage, iteration, last_obs)
         shares = self._diverged_shares()
-        overflow = None if self.env is None else self.env.engine.overflow_report()
+        overflow = None if self.env is None else self.env.scene.engine.overflow_report()
         warned = False
         if problem is None and shares is not None:
             problem, warned = self._divergence_problem(shares, iteration, overflow)

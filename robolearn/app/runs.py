@@ -1,4 +1,4 @@
-"""Run folders and checkpoint files.
+"""Run folders and checkpoint files, and the checkpoint that the command line names.
 
 A training run lives in ``<log_root>/<experiment>/<YYYY-MM-DD_HH-MM-SS>[.<k>][_<run_name>]/``
 (``.<k>`` only when runs started in the same second: a parallel seed sweep gets one folder
@@ -335,3 +335,57 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # someone else's live process
         return True
     return True
+
+
+def pretrained_path(task: str) -> Path:
+    """The checkpoint shipped with robolearn for ``task``."""
+    from robolearn.assets import ASSETS_DIR
+
+    path = ASSETS_DIR / "pretrained" / task / "model.pt"
+    if not path.is_file():
+        shipped = sorted(p.parent.name for p in (ASSETS_DIR / "pretrained").glob("*/model.pt"))
+        raise RobolearnError(
+            f"no pretrained checkpoint ships for {task!r}; "
+            f"pretrained tasks: {', '.join(shipped) or 'none'}"
+        )
+    return path
+
+
+def find_checkpoint(
+    task: str, experiment: str, checkpoint: str | None, load_run: str | None, log_root: str | Path
+) -> Path:
+    """A checkpoint from ``--checkpoint`` (a file, a run folder for its latest checkpoint,
+    a checkpoint's name or regex, ``latest`` or ``pretrained``) and ``--load_run``: by
+    default the latest checkpoint of the latest run of the task."""
+    if checkpoint == "pretrained":
+        return pretrained_path(task)
+    if checkpoint and checkpoint != "latest":
+        path = Path(checkpoint).expanduser()
+        if path.is_dir():  # a run folder, as load_policy takes it: its latest checkpoint
+            return resolve_checkpoint(path, None)
+        if path.suffix in (".pt", ".onnx") or "/" in checkpoint:
+            if not path.exists():
+                raise RobolearnError(f"checkpoint {checkpoint} does not exist")
+            return path
+    run = resolve_run(Path(log_root), experiment, load_run, need_checkpoint=True)
+    return resolve_checkpoint(run, None if checkpoint in (None, "latest") else checkpoint)
+
+
+def is_shipped(path: Path) -> bool:
+    """Whether ``path`` lies inside robolearn's installed package (a pretrained checkpoint):
+    nothing may be written beside it."""
+    import robolearn
+
+    package = Path(robolearn.__file__).resolve().parent
+    from robolearn.assets import ASSETS_DIR
+
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(p.resolve()) for p in (package, ASSETS_DIR))
+
+
+def output_dir(checkpoint: Path, log_root: str | Path, experiment: str) -> Path:
+    """Where outputs about ``checkpoint`` go (videos, exports): beside it in its run folder,
+    or ``<log_root>/<experiment>/pretrained/`` for a checkpoint shipped with robolearn."""
+    if is_shipped(checkpoint):
+        return Path(log_root) / experiment / "pretrained"
+    return checkpoint.parent

@@ -7,11 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from robolearn.app.runs import (
+    find_checkpoint,
+    import_for_policy,
+    output_dir,
+    pretrained_path,
+    recorded_imports,
+)
+from robolearn.app.session import build_setup, resolve_device_engine
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint
-from robolearn.rl.policy import find_checkpoint, load_for_env, output_dir, pretrained_path
-from robolearn.rl.runs import import_for_policy, recorded_imports
-from robolearn.rl.session import build_setup, resolve_device_engine
+from robolearn.rl.policy import load_for_env
 
 
 @dataclasses.dataclass
@@ -46,7 +52,7 @@ def _env_for_checkpoint(task: str, data: dict, overrides: list[str], **kw):
 def _exported_policy(path: Path, env):
     """An exported policy (ONNX, TorchScript) as play's policy, after checking that it reads
     what ``env`` observes and writes its actions."""
-    from robolearn.rl.policy_api import load_policy
+    from robolearn.app.policy_api import load_policy
 
     policy = load_policy(path, device=env.device)
     dims = env.observation_manager.group_dims
@@ -63,7 +69,7 @@ def _exported_policy(path: Path, env):
 
 
 def play(opts: PlayOptions, log=print) -> int:
-    from robolearn.rl.policy_api import policy_kind, read_description
+    from robolearn.app.policy_api import policy_kind, read_description
 
     engine = resolve_device_engine(opts.device, opts.engine)
     import_for_policy(opts.task, opts.checkpoint, opts.log_root)
@@ -77,13 +83,13 @@ def play(opts: PlayOptions, log=print) -> int:
         data = read_description(desc_path)
     else:
         data = load_checkpoint(path)
-    num_envs = opts.num_envs or (256 if opts.eval else None)
+    num_envs = opts.num_envs if opts.num_envs is not None else (256 if opts.eval else None)
     env, _ = _env_for_checkpoint(
         opts.task, data, opts.overrides, num_envs=num_envs, engine=engine, seed=opts.seed
     )
     policy = _exported_policy(path, env) if exported else load_for_env(env, path)[0]
     if not opts.json:
-        log(f"playing {path} on {opts.task}: {env.num_envs} envs on {env.engine.name}")
+        log(f"playing {path} on {opts.task}: {env.num_envs} envs on {env.scene.engine.name}")
     recorder = None
     if opts.video:
         from robolearn.render.video import EnvRenderer, track_body_of
@@ -91,9 +97,9 @@ def play(opts: PlayOptions, log=print) -> int:
         if not 1 <= opts.video_envs <= env.num_envs:
             raise RobolearnError(f"--video_envs must be between 1 and --num_envs ({env.num_envs})")
         size = (640, 480) if opts.video_envs == 1 else (480, 360)
-        renderer = EnvRenderer(env.engine, *size, track_body=track_body_of(env))
+        renderer = EnvRenderer(env.scene.engine, *size, track_body=track_body_of(env))
         recorder = _Clip(env, renderer, opts.video_length, opts.video_envs)
-    from robolearn.rl.evaluate import evaluate
+    from robolearn.app.evaluate import evaluate
 
     metrics = evaluate(env, policy, on_step=recorder)
     while recorder is not None and not recorder.full:  # a clip longer than one episode
@@ -122,7 +128,7 @@ def play(opts: PlayOptions, log=print) -> int:
 
 
 def format_evaluation(metrics: dict[str, Any]) -> list[str]:
-    """The lines ``robolearn play --eval`` prints for :func:`~robolearn.rl.evaluate.evaluate`'s
+    """The lines ``robolearn play --eval`` prints for :func:`~robolearn.app.evaluate.evaluate`'s
     result (plus play's ``checkpoint`` and ``video``): one line per number, then the reward
     terms, the endings, the task's metrics and the terrain in a few wrapped lines each, and
     the files last."""
@@ -205,7 +211,7 @@ def export(
     as_json: bool = False,
     log_root: str = "logs",
 ) -> int:
-    from robolearn.rl.export import export_policy
+    from robolearn.app.export import export_policy
 
     if checkpoint == "pretrained":
         if not task:
@@ -214,7 +220,7 @@ def export(
     else:
         path = Path(checkpoint).expanduser()
         if path.is_dir():  # a run folder: its latest checkpoint, as play and load_policy
-            from robolearn.rl.runs import resolve_checkpoint
+            from robolearn.app.runs import resolve_checkpoint
 
             path = resolve_checkpoint(path, None)
     data = load_checkpoint(path)

@@ -178,7 +178,7 @@ def _resolve(path_or_run: str | Path) -> Path:
     """The policy file that ``path_or_run`` names."""
     text = str(path_or_run)
     if text.startswith(PRETRAINED_PREFIX):
-        from robolearn.rl.policy import pretrained_path
+        from robolearn.app.runs import pretrained_path
 
         task = text[len(PRETRAINED_PREFIX) :]
         if not task:
@@ -186,7 +186,7 @@ def _resolve(path_or_run: str | Path) -> Path:
         return pretrained_path(task)
     path = Path(path_or_run).expanduser()
     if path.is_dir():
-        from robolearn.rl.runs import resolve_checkpoint
+        from robolearn.app.runs import resolve_checkpoint
 
         return resolve_checkpoint(path, None)
     if not path.is_file():
@@ -219,7 +219,7 @@ def _load_checkpoint(path: Path, device: torch.device):
     from rsl_rl.models import MLPModel
     from tensordict import TensorDict
 
-    from robolearn.rl.export import _ExportPolicy
+    from robolearn.app.export import _ExportPolicy
 
     data = load_checkpoint(path)
     agent = data["agent"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from cli_helpers import one_line_error, progress, robolearn, robolearn_in_process
+from cli_helpers import decode, one_line_error, progress, robolearn, robolearn_in_process
 
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
@@ -283,17 +283,6 @@ def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path):
     assert not np.array_equal(frames[0], frames[-1])  # and it moves
 
 
-def decode(path: Path) -> list[np.ndarray]:
-    """Every frame of a video, decoded by ffmpeg."""
-    import imageio.v2 as imageio
-
-    frames = []
-    with imageio.get_reader(str(path), format="FFMPEG") as reader:
-        for frame in reader:
-            frames.append(frame)
-    return frames
-
-
 def test_corrupted_checkpoint_is_a_clean_error(trained, tmp_path, capsys):
     """Each kind of file that is not a checkpoint is told apart in words (before: a cut-off
     torch message about miniz, a bare number, or for a text file that it "could run
@@ -419,7 +408,7 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             ["--task", "cartpol_balance"],
             "unknown task 'cartpol_balance' (did you mean 'cartpole_balance'",
         ),
-        (["--task", TASK, "--num_envs", "0"], "--num_envs: must be >= 1"),
+        (["--task", TASK, "--num_envs", "0"], "--num_envs must be >= 1"),
         (["--task", TASK, "--num_envs", "many"], "--num_envs: 'many' is not an integer"),
         (
             ["--task", TASK, "env.rewards.alive.wieght=2"],
@@ -437,7 +426,7 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
         (["--task", TASK, "agent.num_steps_per_env=0"], "agent.num_steps_per_env must be >= 1"),
         (["--task", TASK, "agent.algorithm.learning_rate=.nan"], "cannot be NaN"),
         (["--task", TASK, "agent.algorithm.learning_rate=inf"], "must be a finite number > 0"),
-        (["--task", TASK, "--seed", "99999999999999999999999"], "--seed: a seed is 0 to"),
+        (["--task", TASK, "--seed", "99999999999999999999999"], "the seed must be an integer"),
         (["--task", TASK, "env.seed=-1"], "the seed must be an integer from 0 to"),
         (["--task", TASK, "env.sim.engine=bogus"], "unknown engine 'bogus'"),
         (["--task", TASK, "--engine", "cuda:x"], "invalid choice"),
@@ -544,7 +533,8 @@ def test_pretrained_export_matches_the_checkpoint():
     import onnxruntime as ort
 
     from robolearn.adapters import make_env
-    from robolearn.rl.policy import act, load_for_env, pretrained_path
+    from robolearn.app.runs import pretrained_path
+    from robolearn.rl.policy import act, load_for_env
 
     path = pretrained_path("humanoid_walk")
     env = make_env("humanoid_walk", num_envs=16, engine="cpu", play=True)

@@ -1,6 +1,6 @@
 """robolearn.load_policy: checkpoints, TorchScript and ONNX as one callable, checked against
 robolearn's own inference; the shipped policy.json (schema 2) is what robolearn export
-writes but for schema 3's keys about the files (tests/test_export_unit.py)."""
+writes but for schema 3's keys about the files (tests/app/test_export.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 
 import robolearn
 from robolearn import RobolearnError
-from robolearn.rl.policy import pretrained_path
+from robolearn.app.runs import pretrained_path
 
 SHIPPED = pretrained_path("humanoid_walk").parent
 ROUGH = pretrained_path("quadruped_walk_rough").parent
@@ -189,7 +189,7 @@ def test_import_robolearn_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["True", "robolearn.rl.policy_api"]
+    assert out.stdout.split() == ["True", "robolearn.app.policy_api"]
 
 
 def test_the_shipped_descriptions_are_what_export_writes_today():
@@ -197,7 +197,7 @@ def test_the_shipped_descriptions_are_what_export_writes_today():
     docstrings aside): the regenerated files are current, and their values (joint order,
     defaults, scales, timing, command ranges) are the env's own."""
     from robolearn.adapters import make_env
-    from robolearn.rl.export import describe
+    from robolearn.app.export import describe
 
     def without_docs(node):
         if isinstance(node, dict):

@@ -6,18 +6,19 @@ import copy
 import dataclasses
 import platform
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from robolearn.app.runs import RunParams, check_name
 from robolearn.config import apply_override, parse_overrides
 from robolearn.errors import RobolearnError
 from robolearn.registry import TaskSpec, get_task
 from robolearn.rl.config import AgentCfg
-from robolearn.rl.runs import RunParams, check_name
+from robolearn.rl.distributed import SINGLE, DistInfo, Monitor
 from robolearn.sim import resolve_engine
 
 DEVICES_HELP = "auto, cpu, cuda or cuda:N"
@@ -61,6 +62,31 @@ def split_overrides(items: list[str]) -> tuple[list[tuple[str, str]], list[tuple
                 "(e.g. env.rewards.track_lin_vel_xy.weight=2.0, agent.algorithm.learning_rate=3e-4)"
             )
     return env, agent
+
+
+@dataclasses.dataclass
+class RunContext:
+    """What the steps of one command's run share once the flags are read: the task, where
+    it runs, the process group it is part of, and where its lines go.
+
+    ``robolearn train`` makes one after starting the process group (if any); its steps take
+    it instead of each of these as a parameter of its own."""
+
+    task: str
+    """The task's registered name."""
+    engine: str | None
+    """The engine ``--device`` and ``--engine`` chose; None lets the task's config
+    (``env.sim.engine``) decide."""
+    log: Callable[[str], None] = print
+    """Where progress lines go (nowhere on the ranks of a distributed run other than 0)."""
+    dist: DistInfo = SINGLE
+    """This process's rank in a distributed run (:data:`~robolearn.rl.distributed.SINGLE`
+    alone)."""
+    monitor: Monitor | None = None
+    """The collectives that keep the ranks of a distributed run together; None alone."""
+    threads: int | None = None
+    """The physics threads of this rank (a distributed run shares the cores out); None
+    keeps the config's."""
 
 
 @dataclasses.dataclass

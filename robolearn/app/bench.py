@@ -48,7 +48,8 @@ from typing import Any
 
 import torch
 
-from robolearn.rl.session import build_setup, resolve_device_engine
+from robolearn.app.health import TrainingHealth
+from robolearn.app.session import build_setup, resolve_device_engine
 from robolearn.threads import single_threaded
 
 MB = 2**20
@@ -194,7 +195,7 @@ def _policy_window(env, policy, seconds: float) -> dict[str, float]:
     steps: list[tuple[Any, Any]] = []  # (policy done, env step done) marks
     _sync(env.device)
     start = time.perf_counter()
-    with physics_marks(env.engine, clock) as physics:
+    with physics_marks(env.scene.engine, clock) as physics:
         while time.perf_counter() - start < seconds:
             actions = act(policy, env.obs_buf, env.num_envs)
             acted = clock.mark()
@@ -210,6 +211,10 @@ def _policy_window(env, policy, seconds: float) -> dict[str, float]:
     }
 
 
+def _quiet(_line: str) -> None:
+    """The training phase's progress lines and warnings: not part of the report."""
+
+
 def _train_iteration_seconds(runner, device: torch.device, iterations: int) -> float:
     """Median seconds of one iteration of the runner's own loop (the first one warms up),
     the device synchronised before and after each."""
@@ -218,7 +223,8 @@ def _train_iteration_seconds(runner, device: torch.device, iterations: int) -> f
         for i in range(iterations + 1):
             _sync(device)
             t = time.perf_counter()
-            runner.learn(i + 1, log=lambda _line: None, init_at_random_ep_len=False)
+            health = TrainingHealth.for_runner(runner, log=_quiet)
+            runner.learn(i + 1, log=_quiet, init_at_random_ep_len=False, health=health)
             _sync(device)
             if i > 0:
                 times.append(time.perf_counter() - t)
@@ -251,7 +257,7 @@ def _result(task: str, env, rates: dict[str, float]) -> dict[str, Any]:
     dec = env.cfg.decimation
     result = {
         "task": task,
-        "engine": env.engine.name,
+        "engine": env.scene.engine.name,
         "device": str(env.device),
         "num_envs": env.num_envs,
         "decimation": dec,

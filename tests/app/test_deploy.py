@@ -17,9 +17,9 @@ import torch
 from cli_helpers import one_line_error
 from robolearn.assets import asset_path
 
-from robolearn.rl.policy import pretrained_path
+from robolearn.app.runs import pretrained_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "deploy" / "run_onnx.py"
 SHIPPED = pretrained_path("humanoid_walk").parent
 ONNX = SHIPPED / "policy.onnx"
@@ -113,8 +113,8 @@ def test_its_observation_and_controls_are_robolearns(task, mjcf):
     run_onnx = load_script()
     desc = run_onnx.load_description(folder / "policy.json")
     robot = run_onnx.Robot(asset_path(mjcf), desc)
-    robot.data.qpos[:] = env.engine.qpos[0].numpy()
-    robot.data.qvel[:] = env.engine.qvel[0].numpy()
+    robot.data.qpos[:] = env.scene.engine.qpos[0].numpy()
+    robot.data.qvel[:] = env.scene.engine.qvel[0].numpy()
     mujoco.mj_forward(robot.model, robot.data)
     observe = run_onnx.Observer(desc, robot, command)
     if "gait" in env.command_manager.terms:
@@ -130,7 +130,7 @@ def test_its_observation_and_controls_are_robolearns(task, mjcf):
     actuate = run_onnx.Actuation(desc, robot)
     actuate.hold()
     actuate.apply(action[0].double().numpy())
-    np.testing.assert_allclose(robot.data.ctrl, env.engine.ctrl[0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(robot.data.ctrl, env.scene.engine.ctrl[0].numpy(), atol=1e-6)
 
 
 def test_the_script_needs_only_mujoco_numpy_and_onnxruntime():
