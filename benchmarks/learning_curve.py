@@ -35,6 +35,12 @@ COLUMNS = (
     "ang_vel_error",
 )
 
+EVAL_KEYS = {
+    "lin_vel_error": "base_velocity/lin_vel_error",
+    "ang_vel_error": "base_velocity/ang_vel_error",
+}
+"""Columns read from ``play --eval --json`` under another name: the velocity command's."""
+
 
 def robolearn(*args) -> str:
     cmd = [sys.executable, "-m", "robolearn", *map(str, args)]
@@ -109,8 +115,8 @@ def evaluate_checkpoint(args, run: Path, ckpt: Path) -> dict:
         "env_steps": p["env_steps"],
         "wall_time_s": round(p["wall_time"], 1),
         "train_mean_reward": p["Train/mean_reward"],
-        # tracking errors exist only for tasks with a velocity command
-        **{k: metrics.get(k) for k in COLUMNS[4:]},
+        # tracking errors exist only for tasks with a velocity command (its step metrics)
+        **{k: metrics.get(EVAL_KEYS.get(k, k)) for k in COLUMNS[4:]},
     }
     prefix = "Curriculum/terrain_levels/"
     row |= {f"train_level/{k[len(prefix) :]}": v for k, v in p.items() if k.startswith(prefix)}
@@ -119,7 +125,7 @@ def evaluate_checkpoint(args, run: Path, ckpt: Path) -> dict:
         at_level = json.loads(robolearn(*pinned).strip().splitlines()[-1])
         for name, stats in at_level["terrain"]["types"].items():
             row[f"falls@{args.terrain_level}/{name}"] = stats["fall_rate"]
-            row[f"lin_err@{args.terrain_level}/{name}"] = stats["lin_vel_error"]
+            row[f"lin_err@{args.terrain_level}/{name}"] = stats[EVAL_KEYS["lin_vel_error"]]
     print(json.dumps(row), flush=True)
     return row
 

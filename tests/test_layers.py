@@ -171,7 +171,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt) :] + [nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -204,7 +204,7 @@ MAX_FUNCTION_LINES = 80
 
 def test_no_function_is_longer_than_a_screen():
     long = []
-    for name, file in modules():
+    for _, file in modules():
         for node in ast.walk(ast.parse(file.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = node.end_lineno - node.lineno + 1

@@ -36,7 +36,7 @@ def test_the_arm_learns_to_reach_and_play_reports_the_task_metric(tmp_path):
     metrics = eval_metrics(logs)
     assert metrics["target/position_error"] < 0.3, metrics
     assert metrics["target/reached"] > 0.03, metrics
-    assert "lin_vel_error" not in metrics  # no velocity command in this task
+    assert "base_velocity/lin_vel_error" not in metrics  # no velocity command in this task
 
 
 def test_the_target_is_drawn_in_videos(tmp_path):

@@ -9,11 +9,12 @@ layout. In short, from the first episode of every env after a common reset:
 * ``terminations``: the share of episodes each term ended, ``time_outs`` and ``failures``
   apart (``nonfinite`` among the failures); all the shares add up to 1;
 * ``<command>/<metric>``: the mean over steps of what each command term reports in
-  :meth:`~robolearn.managers.CommandTerm.step_metrics`;
+  :meth:`~robolearn.managers.CommandTerm.step_metrics` (a velocity command's
+  ``base_velocity/lin_vel_error``, m/s, and ``base_velocity/ang_vel_error``, rad/s);
 * ``metrics``: the mean over steps of each metric the task declares in
   ``ManagerBasedRLEnvCfg.metrics`` (:class:`~robolearn.env.MetricTermCfg`);
-* only for tasks with a velocity command, ``lin_vel_error`` (m/s) and ``ang_vel_error``
-  (rad/s); only on a generated terrain, ``terrain`` (falls and tracking per type and level).
+* only on a generated terrain, ``terrain``: falls and the commands' step metrics per
+  sub-terrain type and per level.
 
 "Mean over steps" counts every step of every episode except the one in which it ends: after
 that step the env has already reset, so its state belongs to the next episode.
@@ -29,15 +30,16 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ManagerTerm, reset_term, resolve_term
-from robolearn.math import quat_rotate_inverse, yaw_quat
-from robolearn.mdp import UniformVelocityCommand
 from robolearn.rl.policy import act
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout of :func:`evaluate`'s result. Version 1 (no ``schema_version`` key) had no
 ``reward_terms``, ``terminations`` or ``metrics`` and gave ``lin_vel_error`` and
-``ang_vel_error`` as null for tasks without a velocity command; version 2 leaves them out.
-The number changes only when a key is removed or changes meaning, not when one is added."""
+``ang_vel_error`` as null for tasks without a velocity command; version 2 left them out;
+version 3 reports them as the velocity command's step metrics,
+``base_velocity/lin_vel_error`` and ``base_velocity/ang_vel_error`` (in the terrain groups
+too). The number changes only when a key is removed or changes meaning, not when one is
+added."""
 
 NONFINITE = "nonfinite"
 """The failure counted for an env whose physics diverged (no termination term fires then)."""
@@ -45,14 +47,6 @@ NONFINITE = "nonfinite"
 UNFINISHED = "unfinished"
 """The time-out counted for an episode still running after ``episode_length_s`` (possible
 only when a task's time-out term is not the episode length)."""
-
-
-def velocity_command(env) -> UniformVelocityCommand | None:
-    """The env's velocity command term (the first one), or None if it has none."""
-    for term in env.command_manager.terms.values():
-        if isinstance(term, UniformVelocityCommand):
-            return term
-    return None
 
 
 def _metric_terms(env) -> dict[str, Callable[..., Any]]:
@@ -85,21 +79,27 @@ def evaluate(env, policy, on_step: Callable[[], None] | None = None) -> dict[str
         RobolearnError: a declared metric is misconfigured or returns the wrong shape.
     """
     tally = _Tally(env, _metric_terms(env))
-    obs, _ = env.reset()
-    for _ in range(env.max_episode_length):
-        command = tally.cmd_term.command.clone() if tally.cmd_term is not None else None
-        obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, env.num_envs))
-        if on_step is not None:
-            on_step()
-        tally.add_step(command, reward, terminated, time_outs)
-        if not tally.active.any():
-            break
+    commands = list(env.command_manager.terms.values())
+    for term in commands:
+        term.measure_steps = True
+    try:
+        obs, _ = env.reset()
+        for _ in range(env.max_episode_length):
+            obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, env.num_envs))
+            if on_step is not None:
+                on_step()
+            tally.add_step(reward, terminated, time_outs)
+            if not tally.active.any():
+                break
+    finally:
+        for term in commands:
+            term.measure_steps = False
     return _no_nan(tally.result())
 
 
 class _Tally:
     """The sums of an evaluation as it runs, on the env's device: per env (returns, lengths,
-    falls, tracking errors), per reward and termination term, per command and task metric.
+    falls, the commands' step metrics), per reward and termination term, per task metric.
 
     A step counts for the means over steps unless its episode ended in it (the env has
     reset by then); only each env's first episode counts (``active``)."""
@@ -112,14 +112,10 @@ class _Tally:
         self.returns = torch.zeros(n, device=dev)
         self.lengths = torch.zeros(n, device=dev)
         self.fell = torch.zeros(n, dtype=torch.bool, device=dev)
-        self.cmd_term = velocity_command(env)
         # Per env, so that a terrain's envs can be grouped by type and level at the end.
-        self.lin_err = torch.zeros(n, device=dev)
-        self.ang_err = torch.zeros(n, device=dev)
-        self.samples = torch.zeros(n, device=dev)
         self.step_sums: dict[str, torch.Tensor] = {}
+        self.samples = torch.zeros(n, device=dev)
         self.metric_sums = torch.zeros(len(metric_terms), device=dev)
-        self.steps_counted = torch.zeros((), device=dev)
         self.reward_sums = torch.zeros(len(env.reward_manager.term_names), device=dev)
         # Columns: the termination terms, then nonfinite; a failure outranks a time-out.
         terminations = env.termination_manager
@@ -130,8 +126,8 @@ class _Tally:
         )
         self.end_shares = torch.zeros(len(self.end_names), device=dev)
 
-    def add_step(self, command, reward, terminated, time_outs) -> None:
-        """One env step: ``command`` is the velocity command the step ran under."""
+    def add_step(self, reward, terminated, time_outs) -> None:
+        """One env step's outcome."""
         env = self.env
         done = terminated | time_outs
         finished = self.active & done
@@ -146,30 +142,20 @@ class _Tally:
         ends = _end_shares(dones, env.diverged, self.failure_col)
         self.end_shares += torch.where(finished.unsqueeze(-1), ends, 0.0).sum(0)
         counted = self.active & ~done
-        if self.cmd_term is not None:
-            self._add_tracking(command, counted)
+        self.samples += counted
         self._add_metrics(counted)
         if self.stateful:  # metrics that keep state across steps start afresh with an episode
             for term in self.stateful:
                 reset_term(term, done)
-        self.steps_counted += counted.sum()
         self.active &= ~done
-
-    def _add_tracking(self, command: torch.Tensor, counted: torch.Tensor) -> None:
-        """The velocity tracking errors of the counted envs."""
-        scene = self.env.scene
-        vel = quat_rotate_inverse(yaw_quat(scene.root_quat_w), scene.root_lin_vel_w)[:, :2]
-        self.lin_err += (command[:, :2] - vel).norm(dim=-1) * counted
-        self.ang_err += (command[:, 2] - scene.root_ang_vel_w[:, 2]).abs() * counted
-        self.samples += counted
 
     def _add_metrics(self, counted: torch.Tensor) -> None:
         """The command terms' step metrics and the task's metrics of the counted envs."""
-        env, dev = self.env, self.env.device
+        env = self.env
         for name, term in env.command_manager.terms.items():
             for key, value in term.step_metrics().items():
-                total = self.step_sums.setdefault(f"{name}/{key}", torch.zeros((), device=dev))
-                total += torch.where(counted, value.float(), 0.0).sum()
+                total = self.step_sums.setdefault(f"{name}/{key}", torch.zeros_like(self.samples))
+                total += value.float() * counted
         for i, (name, term) in enumerate(self.metric_terms.items()):
             params = env.cfg.metrics[name].params
             value = _metric_value(name, term(env, **params), env.num_envs)
@@ -193,11 +179,8 @@ class _Tally:
             "mean_episode_length_s": float(self.lengths.mean()) * env.step_dt,
         }
         everyone = torch.ones(n, dtype=torch.bool, device=env.device)
-        if self.cmd_term is not None:
-            result |= _tracking(everyone, self.lin_err, self.ang_err, self.samples)
-        count = float(self.steps_counted)
-        for key, total in self.step_sums.items():
-            result[key] = float(total) / count if count > 0 else None
+        result |= _step_means(everyone, self.step_sums, self.samples)
+        count = float(self.samples.sum())
         result["reward_terms"] = {
             name: float(total) / n
             for name, total in zip(rewards.term_names, self.reward_sums.tolist(), strict=True)
@@ -211,9 +194,7 @@ class _Tally:
         }
         terrain = env.scene.terrain
         if terrain is not None:
-            result["terrain"] = _per_terrain(
-                terrain, self.fell, self.lin_err, self.ang_err, self.samples
-            )
+            result["terrain"] = _per_terrain(terrain, self.fell, self.step_sums, self.samples)
         return result
 
 
@@ -244,19 +225,18 @@ def _terminations(
     return {"time_outs": time_outs, "failures": failures}
 
 
-def _tracking(envs, lin_err, ang_err, samples) -> dict[str, float | None]:
-    """Mean tracking errors over the counted steps of ``envs`` (a (N,) bool mask)."""
+def _step_means(envs, sums: dict[str, torch.Tensor], samples) -> dict[str, float | None]:
+    """Each step metric's mean over the counted steps of ``envs`` (a (N,) bool mask); None
+    where no step counted."""
     count = float(samples[envs].sum())
-    if count <= 0:
-        return {"lin_vel_error": None, "ang_vel_error": None}
     return {
-        "lin_vel_error": float(lin_err[envs].sum()) / count,
-        "ang_vel_error": float(ang_err[envs].sum()) / count,
+        key: float(total[envs].sum()) / count if count > 0 else None for key, total in sums.items()
     }
 
 
-def _per_terrain(terrain, fell, lin_err, ang_err, samples) -> dict[str, Any]:
-    """Falls and tracking errors of the envs of each sub-terrain type and of each level."""
+def _per_terrain(terrain, fell, sums: dict[str, torch.Tensor], samples) -> dict[str, Any]:
+    """Falls and the commands' step metrics of the envs of each sub-terrain type and of each
+    level."""
 
     def group(envs: torch.Tensor) -> dict[str, Any]:
         stats: dict[str, Any] = {
@@ -264,7 +244,7 @@ def _per_terrain(terrain, fell, lin_err, ang_err, samples) -> dict[str, Any]:
             "fall_rate": float(fell[envs].float().mean()),
             "mean_level": float(terrain.levels[envs].float().mean()),
         }
-        return stats | _tracking(envs, lin_err, ang_err, samples)
+        return stats | _step_means(envs, sums, samples)
 
     types = {
         name: group(terrain.env_types == k)

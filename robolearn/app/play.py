@@ -172,10 +172,14 @@ def _terrain_stats(stats: dict) -> str:
     def num(value) -> str:
         return "-" if value is None else f"{value:.3f}"
 
+    steps = "  ".join(
+        f"{key} {num(value)}"
+        for key, value in stats.items()
+        if key not in ("envs", "mean_level", "fall_rate")
+    )
     return (
         f"envs {stats['envs']:4d}  level {stats['mean_level']:.1f}  falls "
-        f"{stats['fall_rate']:.2f}  lin_vel_error {num(stats['lin_vel_error'])}  "
-        f"ang_vel_error {num(stats['ang_vel_error'])}"
+        f"{stats['fall_rate']:.2f}  {steps}"
     )
 
 

@@ -21,7 +21,7 @@ from robolearn.managers.base import ManagerTerm
 from robolearn.registry import get_task
 
 REACH = Path(__file__).parents[2] / "examples" / "reach" / "reach.py"
-LOCOMOTION_KEYS = ("lin_vel_error", "ang_vel_error", "terrain")
+LOCOMOTION_KEYS = ("base_velocity/lin_vel_error", "base_velocity/ang_vel_error", "terrain")
 
 
 def ends_at(env: ManagerBasedRLEnv, step: int, envs: list[int]) -> torch.Tensor:
@@ -72,7 +72,7 @@ def test_endings_reward_sums_and_declared_metrics_follow_the_episodes():
     env.scene.engine.model_field("actuator_biasprm")[7, 0, 0] = 1e12  # diverges in its first step
     m = evaluate(env, push(8))
 
-    assert m["schema_version"] == SCHEMA_VERSION == 2
+    assert m["schema_version"] == SCHEMA_VERSION == 3
     assert m["terminations"] == {
         "time_outs": {"time_out": pytest.approx(3 / 8)},
         "failures": {
@@ -154,7 +154,7 @@ def play_json(*args) -> dict:
 
 def check_sums_and_shares(m: dict, task_cfg) -> None:
     """Reward terms and endings name the task's terms, add up to the return and to 1."""
-    assert m["schema_version"] == 2
+    assert m["schema_version"] == 3
     assert list(m["reward_terms"]) == list(task_cfg.rewards)
     assert sum(m["reward_terms"].values()) == pytest.approx(m["mean_return"], rel=1e-4, abs=1e-5)
     ends = m["terminations"]
@@ -210,7 +210,8 @@ def test_humanoid_keeps_the_locomotion_keys_and_adds_the_breakdowns():
         "--num_envs", 8, "env.episode_length_s=2",
     )  # fmt: skip
     check_sums_and_shares(m, get_task("humanoid_walk").env_cfg())
-    assert 0 <= m["lin_vel_error"] < 1.0 and 0 <= m["ang_vel_error"] < 1.5
+    lin, ang = m["base_velocity/lin_vel_error"], m["base_velocity/ang_vel_error"]
+    assert 0 <= lin < 1.0 and 0 <= ang < 1.5
     assert 0 <= m["fall_rate"] <= 1 and m["episodes"] == 8
     assert m["metrics"] == {} and "terrain" not in m
     assert set(m["terminations"]["failures"]) == {"base_contact", "base_too_low", "nonfinite"}

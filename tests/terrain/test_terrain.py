@@ -300,9 +300,10 @@ def test_play_eval_reports_falls_and_tracking_per_terrain(tmp_path):
     assert sum(t["envs"] for t in terrain["types"].values()) == 12
     assert sum(t["envs"] for t in terrain["levels"].values()) == 12
     for stats in terrain["types"].values():
-        assert 0 <= stats["fall_rate"] <= 1 and stats["lin_vel_error"] >= 0
+        assert 0 <= stats["fall_rate"] <= 1 and stats["base_velocity/lin_vel_error"] >= 0
     # the breakdowns every task gets come along with the terrain's
-    assert metrics["lin_vel_error"] >= 0 and metrics["ang_vel_error"] >= 0
+    assert metrics["base_velocity/lin_vel_error"] >= 0
+    assert metrics["base_velocity/ang_vel_error"] >= 0
     assert "out_of_bounds" in metrics["terminations"]["failures"]
     shares = {**metrics["terminations"]["time_outs"], **metrics["terminations"]["failures"]}
     assert sum(shares.values()) == pytest.approx(1.0)
