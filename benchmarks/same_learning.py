@@ -1,8 +1,8 @@
 """Check that a refactor left learning bit-identical: train every shipped task briefly at two
 commits and compare the checkpoints tensor by tensor.
 
-    python scripts/same_learning.py BASE_COMMIT            # HEAD's working tree vs BASE
-    python scripts/same_learning.py BASE --tasks cartpole_balance --iterations 3
+    python benchmarks/same_learning.py BASE_COMMIT            # HEAD's working tree vs BASE
+    python benchmarks/same_learning.py BASE --tasks cartpole_balance --iterations 3
 
 Each side trains ``--iterations`` iterations of ``--num_envs`` envs on ``cpu`` with one
 seed; the base side runs from a temporary ``git worktree`` of BASE with this checkout's
@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import torch
+from train_command import train_command
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [
@@ -34,24 +35,7 @@ TASKS = [
 def train(tree: Path, task: str, log_root: Path, iterations: int, num_envs: int) -> Path:
     """Train ``task`` from the checkout at ``tree``; the run folder it wrote."""
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
-    cmd = [
-        sys.executable,
-        "-m",
-        "robolearn",
-        "train",
-        "--task",
-        task,
-        "--device",
-        "cpu",
-        "--num_envs",
-        str(num_envs),
-        "--seed",
-        "1",
-        "--max_iterations",
-        str(iterations),
-        "--log_root",
-        str(log_root),
-    ]
+    cmd = train_command(task, num_envs, iterations, log_root, "--seed", "1", "--device", "cpu")
     subprocess.run(cmd, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
     runs = sorted(p for p in log_root.rglob("model_*.pt"))
     if not runs:
