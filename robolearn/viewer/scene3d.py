@@ -1,6 +1,6 @@
 """What the browser's 3D mode draws: the scene once, then body poses per frame.
 
-The page (``static/scene3d.js``, a small WebGL2 renderer of our own) asks once for
+The page (``static/scene3d.js``, drawn with three.js) asks once for
 ``GET /scene3d.json`` (:func:`scene_description`): every geom a user sees (MuJoCo's default
 visible groups 0 to 2) with its type, size, colour, body and pose in that body's frame,
 the meshes and height fields they use, which bodies are welded to the world (drawn once,
