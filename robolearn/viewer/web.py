@@ -12,11 +12,12 @@ SSH tunnel (``ssh -L 8765:localhost:8765 server``): nothing but this one port is
 
 The page's 3D mode (its default where WebGL2 works) draws the scene itself with three.js
 (``scene3d.js``; three.js vendored under ``static/vendor/three`` and served here like the
-page's other scripts, so nothing is fetched from elsewhere): ``GET /scene3d.json`` once (geoms, meshes, height
-fields: robolearn.viewer.scene3d), then ``GET /poses.bin?envs=<ids>&after=<frame>`` per
-frame (the bodies' poses of the envs shown, ~0.65 KB a humanoid), which the simulation
-thread snapshots between steps (:class:`~robolearn.viewer.scene3d.PoseSnapshots`), and the
-markers of ``GET /markers.json``. MuJoCo renders frames (``/frame.jpg``) only while a page
+page's other scripts, so nothing is fetched from elsewhere): ``GET /scene3d.json`` once
+(geoms, meshes, height fields: robolearn.viewer.scene3d), then
+``GET /poses.bin?envs=<ids>&after=<frame>`` per frame (the bodies' poses of the envs
+shown, ~0.65 KB a humanoid), which the simulation thread snapshots between steps
+(:class:`~robolearn.viewer.scene3d.PoseSnapshots`), and the markers of
+``GET /markers.json``. MuJoCo renders frames (``/frame.jpg``) only while a page
 fetches them: the "rendered" mode, and the fallback without WebGL2.
 
 Why not viser or a WebRTC stream: viser's websocket cannot require our per-launch token and
