@@ -84,12 +84,24 @@ function modelMesh(mesh) { // every face corner its own vertex, with MuJoCo's no
   return g;
 }
 const zUp = (g) => g.rotateX(Math.PI / 2); // three's round shapes have their axis along y
+// a capsule as a lathe of its outline, half of `detail.rings` segments a cap (three's
+// CapsuleGeometry splits each cap in twice as many as asked: a third more triangles)
+function capsule(r, h, detail) {
+  const half = Math.max(2, detail.rings >> 1), outline = [];
+  for (const [z, from] of [[-h, -Math.PI / 2], [h, 0]]) {
+    for (let i = 0; i <= half; i++) {
+      const a = from + Math.PI / 2 * i / half;
+      outline.push(new THREE.Vector2(Math.max(r * Math.cos(a), 0), z + r * Math.sin(a)));
+    }
+  }
+  return zUp(new THREE.LatheGeometry(outline, detail.seg));
+}
 function geomGeometry(g, meshes, detail) {
   const z = g.size;
   switch (g.type) {
     case 'sphere': return zUp(new THREE.SphereGeometry(z[0], detail.seg, detail.rings));
     case 'ellipsoid': return zUp(new THREE.SphereGeometry(1, detail.seg, detail.rings)).scale(z[0], z[1], z[2]);
-    case 'capsule': return zUp(new THREE.CapsuleGeometry(z[0], 2 * z[1], Math.max(2, detail.rings >> 1), detail.seg));
+    case 'capsule': return capsule(z[0], z[1], detail);
     case 'cylinder': return zUp(new THREE.CylinderGeometry(z[0], z[0], 2 * z[1], detail.seg));
     case 'box': return new THREE.BoxGeometry(2 * z[0], 2 * z[1], 2 * z[2]);
     case 'mesh': return meshes.has(g.mesh) ? modelMesh(meshes.get(g.mesh)) : null;
@@ -140,7 +152,8 @@ function posed(material, uniforms) {
 }
 // markers: three's instancing (instanceMatrix), with an rgba per instance
 function markerMaterial() {
-  const m = new THREE.MeshLambertMaterial({transparent: true, side: THREE.DoubleSide, fog: false});
+  // one pass over both sides (three draws a transparent double-sided material twice)
+  const m = new THREE.MeshLambertMaterial({transparent: true, side: THREE.DoubleSide, fog: false, forceSinglePass: true});
   m.onBeforeCompile = (shader) => {
     shader.vertexShader = 'attribute vec4 rgba;\nvarying vec4 vRgba;\n' +
       shader.vertexShader.replace('#include <begin_vertex>', '#include <begin_vertex>\nvRgba = rgba;');
@@ -350,6 +363,8 @@ export class Scene3D {
     const texture = groundTexture(), z = g.size;
     texture.repeat.set(z[0] > 0 ? z[0] : 500, z[1] > 0 ? z[1] : 500); // 2 m a tile
     texture.anisotropy = this.software ? 1 : this.renderer.capabilities.getMaxAnisotropy();
+    // on a software rasterizer, one mipmap level a pixel: half the texel reads of trilinear
+    if (this.software) texture.minFilter = THREE.LinearMipmapNearestFilter;
     const bright = 1.3; // the texture darkens: its lightest line is the colour x 1.3
     const material = new THREE.MeshLambertMaterial({color: new THREE.Color(color[0] * bright, color[1] * bright, color[2] * bright),
       map: texture, side: THREE.DoubleSide, transparent: color[3] < 0.999, opacity: color[3]});
@@ -591,7 +606,7 @@ export class Scene3D {
 
   resize() {
     const c = this.canvas, ratio = Math.min(window.devicePixelRatio || 1, this.maxPixelRatio);
-    const w = Math.max(1, Math.round(c.clientWidth * ratio)), h = Math.max(1, Math.round(c.clientHeight * ratio));
+    const w = Math.max(1, Math.floor(c.clientWidth * ratio)), h = Math.max(1, Math.floor(c.clientHeight * ratio)); // as three sizes it
     if (c.width === w && c.height === h) return false;
     this.renderer.setPixelRatio(ratio);
     this.renderer.setSize(Math.max(1, c.clientWidth), Math.max(1, c.clientHeight), false);
