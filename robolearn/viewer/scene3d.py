@@ -14,7 +14,7 @@ are overwritten by every step, so an HTTP thread reading them could see half a s
 gets the latest complete snapshot instead, as ``GET /frame.jpg`` gets the latest frame.
 
 Everything here is plain functions of a compiled ``MjModel`` and arrays, testable without a
-browser (tests/test_viewer.py).
+browser (tests/viewer/test_scene3d.py; the page: tests/viewer/test_web_3d.py).
 """
 
 from __future__ import annotations
