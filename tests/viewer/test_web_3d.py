@@ -4,7 +4,11 @@ fallback to rendered frames without WebGL."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import re
 import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -20,6 +24,7 @@ from .helpers import (
     magenta_pixels,
     new_frames,
     new_page,
+    request,
     wait_for_state,
 )
 
@@ -201,5 +206,51 @@ def test_web_viewer_without_webgl_falls_back_to_rendered_frames():
             assert page.locator("#mode").input_value() == "rendered"
             assert page.locator("#view3d").is_hidden() and page.locator("#frame").is_visible()
             b.close()
+    finally:
+        stop()
+
+
+def test_three_js_is_served_by_the_viewer_itself_behind_its_checks(browser):
+    """three.js is vendored: the page's import map names the viewer's own copies, served as
+    JavaScript (gzip-compressed when asked) behind the same Host and Origin checks as every
+    other file, and the 3D page fetches nothing from anywhere else."""
+    viewer, stop = humanoids_in_thread(1)
+    url = viewer.url
+    try:
+        with urllib.request.urlopen(url, timeout=WAIT_S) as r:
+            html = r.read().decode()
+        found = re.search(r'<script type="importmap">(.*?)</script>', html, re.S)
+        imports = json.loads(found.group(1))["imports"]
+        assert imports["three"] == "/vendor/three/three.module.min.js", imports
+        for path in (
+            "/vendor/three/three.module.min.js",
+            "/vendor/three/addons/controls/OrbitControls.js",
+            "/vendor/three/addons/utils/BufferGeometryUtils.js",
+            "/app.js",
+            "/scene3d.js",
+        ):
+            with urllib.request.urlopen(url + path.lstrip("/"), timeout=WAIT_S) as r:
+                assert r.headers["Content-Type"] == "text/javascript; charset=utf-8", path
+                assert r.headers["X-Content-Type-Options"] == "nosniff", path
+        asked = urllib.request.Request(
+            url + "vendor/three/three.module.min.js", headers={"Accept-Encoding": "gzip"}
+        )
+        with urllib.request.urlopen(asked, timeout=WAIT_S) as r:
+            assert r.headers["Content-Encoding"] == "gzip"
+            assert b"Three.js Authors" in gzip.decompress(r.read())[:300]
+        port = url.rsplit(":", 1)[1].strip("/")
+        three = "/vendor/three/three.module.min.js"
+        assert request(url, "GET", three, headers={"Host": f"evil.example:{port}"})[0] == 403
+        assert request(url, "GET", three, headers={"Origin": "http://evil.example"})[0] == 403
+        for path in ("/vendor/three/LICENSE", "/vendor/three/README.md", "/vendor/../web.py"):
+            assert request(url, "GET", path)[0] == 404, path
+        # the page in 3D mode: every request it makes goes to the viewer
+        page = new_page(browser)
+        fetched: list[str] = []
+        page.on("request", lambda r: fetched.append(r.url))
+        page.goto(url + "?mode=3d")
+        page.wait_for_function("window.robolearn3d && robolearn3d.stats.newFrames > 2")
+        assert any(u.endswith(three) for u in fetched), fetched
+        assert all(u.startswith(url) for u in fetched), fetched
     finally:
         stop()
