@@ -166,10 +166,6 @@ class ManagerBasedRLEnv:
         self.observation_manager = ObservationManager(cfg.observations, self)
         self.obs_buf = self.observation_manager.compute()
 
-    @property
-    def engine(self):  # TEMPORARY during the move: readers go through env.scene.engine
-        return self.scene.engine
-
     # ---- sizes ------------------------------------------------------------------------
 
     @property

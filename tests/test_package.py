@@ -99,9 +99,15 @@ def test_building_prints_no_warnings_and_ships_every_data_file(built):
         for p in (ROOT / "assets").rglob("*")
         if p.is_file() and (p.suffix in (".xml", ".png", ".obj", ".stl") or "pretrained" in p.parts)
     }
+    static = ROOT / "robolearn/viewer/static"
     shipped |= {
-        f"robolearn/viewer/static/{p.name}" for p in (ROOT / "robolearn/viewer/static").iterdir()
+        f"robolearn/viewer/static/{p.relative_to(static).as_posix()}"
+        for p in static.rglob("*")
+        if p.is_file()
     }
+    # the page's three.js, vendored: the 3D view loads nothing from outside
+    assert "robolearn/viewer/static/vendor/three/three.module.min.js" in names
+    assert "robolearn/viewer/static/vendor/three/addons/controls/OrbitControls.js" in names
     assert shipped <= names, sorted(shipped - names)
 
 

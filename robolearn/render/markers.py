@@ -9,7 +9,7 @@ step.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -139,8 +139,3 @@ def root_frame_markers(env: ManagerBasedRLEnv, env_id: int, length: float = 0.3)
         return []
     pose = torch.cat((scene.root_pos_w[env_id], scene.root_quat_w[env_id])).tolist()
     return [Marker("frame", tuple(pose[:3]), quat=tuple(pose[3:]), size=length)]
-
-
-def markers_json(markers: list[Marker]) -> list[dict[str, Any]]:
-    """:meth:`Marker.to_json` of each marker."""
-    return [m.to_json() for m in markers]

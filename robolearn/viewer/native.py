@@ -52,7 +52,7 @@ def run_native(
     _check_display()
     import mujoco.viewer
 
-    model = session.env.engine.model
+    model = session.env.scene.engine.model
     data = mujoco.MjData(model)
     if max_seconds is not None:
         # A bounded run never hangs: should the window's GL/X teardown stall far past the
@@ -131,7 +131,7 @@ def _show_env(session: ViewerSession, viewer, data) -> None:
     """Copy the watched env's state into the window's MjData, camera and markers (under the
     viewer's lock)."""
 
-    engine, i, model = session.env.engine, session.env_id, session.env.engine.model
+    engine, i, model = session.env.scene.engine, session.env_id, session.env.scene.engine.model
     data.qpos[:] = engine.qpos[i].detach().cpu().double().numpy()
     data.qvel[:] = engine.qvel[i].detach().cpu().double().numpy()
     mujoco.mj_forward(model, data)

@@ -1,6 +1,6 @@
 """What the browser's 3D mode draws: the scene once, then body poses per frame.
 
-The page (``static/scene3d.js``, a small WebGL2 renderer of our own) asks once for
+The page (``static/scene3d.js``, drawn with three.js) asks once for
 ``GET /scene3d.json`` (:func:`scene_description`): every geom a user sees (MuJoCo's default
 visible groups 0 to 2) with its type, size, colour, body and pose in that body's frame,
 the meshes and height fields they use, which bodies are welded to the world (drawn once,
@@ -14,7 +14,7 @@ are overwritten by every step, so an HTTP thread reading them could see half a s
 gets the latest complete snapshot instead, as ``GET /frame.jpg`` gets the latest frame.
 
 Everything here is plain functions of a compiled ``MjModel`` and arrays, testable without a
-browser (tests/test_viewer.py).
+browser (tests/viewer/test_scene3d.py; the page: tests/viewer/test_web_3d.py).
 """
 
 from __future__ import annotations
@@ -165,6 +165,39 @@ def scene_description(
     """
     data = _kinematics(model)
     fixed = set(static_bodies(model))
+    geoms, used_meshes, used_hfields = _geom_entries(model, fixed)
+    anchor = anchor_body(model, root_body)
+    robot_radius, body_radius = _radii(model, data, fixed, anchor)
+    origins = (
+        np.zeros((num_envs, 3)) if env_origins is None else np.asarray(env_origins, np.float64)
+    )
+    flat = bool(len(origins) > 1 and np.ptp(origins, axis=0).max() < 1e-6)
+    return {
+        "version": 1,
+        "nbody": int(model.nbody),
+        "num_envs": len(origins),
+        "bodies": _body_entries(model, data, fixed, body_radius),
+        "static_bodies": sorted(fixed),
+        "geoms": geoms,
+        "meshes": [mesh_description(model, m) for m in used_meshes],
+        "hfields": [hfield_description(model, h) for h in used_hfields],
+        "env_origins": [_round(o, 4) for o in origins],
+        "root_body": None if root_body is None else int(root_body),
+        "anchor_body": anchor,
+        "robot_radius": round(max(robot_radius, 0.05), 4),
+        "spread": {"default": flat, "spacing": spread_spacing(model, data)},
+        "extent": round(float(model.stat.extent), 4),
+        "center": _round(model.stat.center, 4),
+        "camera": _camera(model, root_body),
+        "light": _light(model),
+    }
+
+
+def _geom_entries(
+    model: mujoco.MjModel, fixed: set[int]
+) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+    """``/scene3d.json``'s ``geoms`` (see :func:`scene_description`), and the meshes and
+    height fields they use, in the order first used."""
     geoms = []
     used_meshes: list[int] = []
     used_hfields: list[int] = []
@@ -197,7 +230,15 @@ def scene_description(
                 "hfield": hfield,
             }
         )
-    anchor = anchor_body(model, root_body)
+    return geoms, used_meshes, used_hfields
+
+
+def _radii(
+    model: mujoco.MjModel, data: mujoco.MjData, fixed: set[int], anchor: int
+) -> tuple[float, np.ndarray]:
+    """How far what moves reaches from the anchor body (the robot's radius), and per body
+    the radius of a sphere about its origin that holds its visible geoms (0 for a static
+    body or one without geoms)."""
     radius = 0.0
     body_radius = np.zeros(model.nbody)
     for g in visible_geoms(model):
@@ -208,59 +249,50 @@ def scene_description(
         radius = max(radius, reach + float(model.geom_rbound[g]))
         around = float(np.linalg.norm(model.geom_pos[g])) + float(model.geom_rbound[g])
         body_radius[body] = max(body_radius[body], around)
-    origins = (
-        np.zeros((num_envs, 3)) if env_origins is None else np.asarray(env_origins, np.float64)
-    )
-    flat = bool(len(origins) > 1 and np.ptp(origins, axis=0).max() < 1e-6)
+    return radius, body_radius
+
+
+def _body_entries(
+    model: mujoco.MjModel, data: mujoco.MjData, fixed: set[int], body_radius: np.ndarray
+) -> list[dict[str, Any]]:
+    """``/scene3d.json``'s ``bodies`` (see :func:`scene_description`)."""
+    return [
+        {
+            "id": b,
+            "name": model.body(b).name,
+            "parent": int(model.body_parentid[b]),
+            "static": b in fixed,
+            "radius": round(float(body_radius[b]), 4),
+            **({"pos": _round(data.xpos[b]), "quat": _round(data.xquat[b])} if b in fixed else {}),
+        }
+        for b in range(model.nbody)
+    ]
+
+
+def _camera(model: mujoco.MjModel, root_body: int | None) -> dict[str, float]:
+    """The page's first camera: MuJoCo's free camera angles, 3 m from a robot."""
+    return {
+        "azimuth": float(model.vis.global_.azimuth),
+        "elevation": float(model.vis.global_.elevation),
+        "fovy": float(model.vis.global_.fovy),
+        "distance": 3.0 if root_body is not None else round(1.5 * float(model.stat.extent), 4),
+    }
+
+
+def _light(model: mujoco.MjModel) -> dict[str, Any]:
+    """The headlight's ambient and diffuse colours, and the model's first light (the key
+    light), if it has one."""
     headlight = model.vis.headlight
     key_light = None
-    for light in range(model.nlight):
+    if model.nlight:
         key_light = {
-            "dir": _round(model.light_dir[light], 4),
-            "diffuse": _round(model.light_diffuse[light], 4),
+            "dir": _round(model.light_dir[0], 4),
+            "diffuse": _round(model.light_diffuse[0], 4),
         }
-        break
     return {
-        "version": 1,
-        "nbody": int(model.nbody),
-        "num_envs": len(origins),
-        "bodies": [
-            {
-                "id": b,
-                "name": model.body(b).name,
-                "parent": int(model.body_parentid[b]),
-                "static": b in fixed,
-                "radius": round(float(body_radius[b]), 4),
-                **(
-                    {"pos": _round(data.xpos[b]), "quat": _round(data.xquat[b])}
-                    if b in fixed
-                    else {}
-                ),
-            }
-            for b in range(model.nbody)
-        ],
-        "static_bodies": sorted(fixed),
-        "geoms": geoms,
-        "meshes": [mesh_description(model, m) for m in used_meshes],
-        "hfields": [hfield_description(model, h) for h in used_hfields],
-        "env_origins": [_round(o, 4) for o in origins],
-        "root_body": None if root_body is None else int(root_body),
-        "anchor_body": anchor,
-        "robot_radius": round(max(radius, 0.05), 4),
-        "spread": {"default": flat, "spacing": spread_spacing(model, data)},
-        "extent": round(float(model.stat.extent), 4),
-        "center": _round(model.stat.center, 4),
-        "camera": {
-            "azimuth": float(model.vis.global_.azimuth),
-            "elevation": float(model.vis.global_.elevation),
-            "fovy": float(model.vis.global_.fovy),
-            "distance": 3.0 if root_body is not None else round(1.5 * float(model.stat.extent), 4),
-        },
-        "light": {
-            "ambient": _round(headlight.ambient, 4),
-            "headlight": _round(headlight.diffuse, 4),
-            "key": key_light,
-        },
+        "ambient": _round(headlight.ambient, 4),
+        "headlight": _round(headlight.diffuse, 4),
+        "key": key_light,
     }
 
 

@@ -473,8 +473,6 @@ class ViewerSession:
         on bodies as arrows when ``contacts`` (None: when the viewer shows contacts) and
         the root's frame when ``root_frame``. Call it on the thread that calls
         :meth:`tick`, as every env read."""
-        from robolearn.render.markers import collect_markers
-
         show = self.show_contacts if contacts is None else contacts
         return {
             str(i): [

@@ -355,7 +355,7 @@ def _label(name: str, k: int, width: int) -> str:
 def _action_names(env) -> list[str]:
     """One name per action column: the actuator it drives (its term's name and index where
     the model leaves the actuator unnamed)."""
-    model = env.engine.model
+    model = env.scene.engine.model
     names = []
     for term_name, term in env.action_manager.terms.items():
         for k, actuator in enumerate(term.actuator_ids.tolist()):

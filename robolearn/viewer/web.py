@@ -10,12 +10,14 @@ SSH tunnel (``ssh -L 8765:localhost:8765 server``): nothing but this one port is
 ``/state.json`` also says how fast the simulation really runs (``realtime_factor``,
 ``steps_per_s``) and how many new frames the pages got a second (``frames_per_s``).
 
-The page's 3D mode (its default where WebGL2 works) draws the scene itself with a small
-WebGL2 renderer of ours (``scene3d.js``): ``GET /scene3d.json`` once (geoms, meshes, height
-fields: robolearn.viewer.scene3d), then ``GET /poses.bin?envs=<ids>&after=<frame>`` per
-frame (the bodies' poses of the envs shown, ~0.65 KB a humanoid), which the simulation
-thread snapshots between steps (:class:`~robolearn.viewer.scene3d.PoseSnapshots`), and the
-markers of ``GET /markers.json``. MuJoCo renders frames (``/frame.jpg``) only while a page
+The page's 3D mode (its default where WebGL2 works) draws the scene itself with three.js
+(``scene3d.js``; three.js vendored under ``static/vendor/three`` and served here like the
+page's other scripts, so nothing is fetched from elsewhere): ``GET /scene3d.json`` once
+(geoms, meshes, height fields: robolearn.viewer.scene3d), then
+``GET /poses.bin?envs=<ids>&after=<frame>`` per frame (the bodies' poses of the envs
+shown, ~0.65 KB a humanoid), which the simulation thread snapshots between steps
+(:class:`~robolearn.viewer.scene3d.PoseSnapshots`), and the markers of
+``GET /markers.json``. MuJoCo renders frames (``/frame.jpg``) only while a page
 fetches them: the "rendered" mode, and the fallback without WebGL2.
 
 Why not viser or a WebRTC stream: viser's websocket cannot require our per-launch token and
@@ -36,6 +38,7 @@ request sends can end the simulation loop.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import ipaddress
 import json
@@ -83,11 +86,12 @@ recently: the 3D mode draws in the browser and needs none."""
 _TOKEN_SLOT = "__ROBOLEARN_TOKEN__"  # where the page template takes the secret
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_FILES = {
-    "/plots.js": "text/javascript; charset=utf-8",
-    "/scene3d.js": "text/javascript; charset=utf-8",
+    "/" + p.relative_to(STATIC_DIR).as_posix(): "text/javascript; charset=utf-8"
+    for p in sorted(STATIC_DIR.rglob("*.js"))
 }
 """The files of STATIC_DIR served as they are (besides the page), with their content type:
-a fixed list, so no request names any other file."""
+every script there (the page's modules, three.js vendored under vendor/three), listed once
+at import, so no request names any other file."""
 _WILDCARD = ("", "0.0.0.0", "::")
 # No other site may frame the page: a framed viewer could be clicked through by the framer.
 _PAGE_POLICY = "frame-ancestors 'none'"
@@ -158,7 +162,7 @@ class WebViewer:
         # tells a page's snapshots of this launch from an earlier one's (not a secret)
         self.launch = secrets.token_hex(4)
         env = session.env
-        self.renderer = EnvRenderer(env.engine, width, height, track_body=track_body_of(env))
+        self.renderer = EnvRenderer(env.scene.engine, width, height, track_body=track_body_of(env))
         self._free_camera = self.renderer.camera.type
         self.max_fps = max_fps
         self._lock = threading.Lock()
@@ -181,15 +185,14 @@ class WebViewer:
         self.poses = PoseSnapshots(env.num_envs)
         self.scene3d = json.dumps(
             scene_description(
-                env.engine.model,
+                env.scene.engine.model,
                 env.scene.env_origins.detach().cpu().numpy(),
                 env.scene.root_body_id,
                 env.num_envs,
             ),
             separators=(",", ":"),
         ).encode()
-        self._scene3d_gzip: bytes | None = None
-        self._scene3d_lock = threading.Lock()  # not the frame lock: gzip takes a while
+        self._scene3d = _Compressible(self.scene3d)
         self.closing = threading.Event()
         """Set when :meth:`run` ends: the open pose streams finish."""
         self._jpeg_asked = 0.0  # when a page last fetched /frame.jpg (monotonic)
@@ -223,14 +226,7 @@ class WebViewer:
     def scene3d_body(self, gzip_ok: bool) -> tuple[bytes, dict[str, str]]:
         """``/scene3d.json``'s body and extra headers: gzip-compressed (once, then kept)
         for a client that accepts it, as a terrain's height field is megabytes."""
-        if not gzip_ok or len(self.scene3d) < 4096:
-            return self.scene3d, {}
-        with self._scene3d_lock:
-            if self._scene3d_gzip is None:
-                import gzip
-
-                self._scene3d_gzip = gzip.compress(self.scene3d, compresslevel=6)
-            return self._scene3d_gzip, {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return self._scene3d.body(gzip_ok)
 
     def _render(self) -> None:
         s = self.session
@@ -263,7 +259,7 @@ class WebViewer:
             self.poses.changed()
         if self.poses.due(now):
             s = self.session
-            self.poses.capture(s.env.engine, s.steps, s.steps * s.env.step_dt)
+            self.poses.capture(s.env.scene.engine, s.steps, s.steps * s.env.step_dt)
 
     def wake(self) -> None:
         """Wake the simulation loop from its sleep between steps (any thread): a request
@@ -384,6 +380,35 @@ class WebViewer:
                 break
 
 
+class _Compressible:
+    """A body sent as it is, or gzip-compressed (once, then kept) to a client that accepts
+    it; one under 4 KB is always sent as it is."""
+
+    def __init__(self, body: bytes) -> None:
+        self.plain = body
+        self._gzip: bytes | None = None
+        self._lock = threading.Lock()  # not the frame lock: gzip takes a while
+
+    def body(self, gzip_ok: bool) -> tuple[bytes, dict[str, str]]:
+        """The body and its extra headers."""
+        if not gzip_ok or len(self.plain) < 4096:
+            return self.plain, {}
+        with self._lock:
+            if self._gzip is None:
+                self._gzip = gzip.compress(self.plain, compresslevel=6)
+        return self._gzip, {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+
+
+_static_bodies: dict[str, _Compressible] = {}
+
+
+def _static_body(path: str, gzip_ok: bool) -> tuple[bytes, dict[str, str]]:
+    """The body of one of STATIC_FILES and its extra headers, read at its first request."""
+    if path not in _static_bodies:  # two threads may both read it: the same bytes
+        _static_bodies[path] = _Compressible((STATIC_DIR / path.lstrip("/")).read_bytes())
+    return _static_bodies[path].body(gzip_ok)
+
+
 class _RefusedError(Exception):
     """A request answered with an error status and a short message."""
 
@@ -409,219 +434,242 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _handler_for(viewer: WebViewer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "robolearn-viewer"
-        timeout = 30  # a client that stops sending mid-request frees its thread
+    """The request handler class of one viewer."""
+    return type("Handler", (_Handler,), {"viewer": viewer})
 
-        def log_message(self, *args) -> None:  # quiet: no line per request
-            pass
 
-        def _send(
-            self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None
-        ) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
+class _Handler(BaseHTTPRequestHandler):
+    """Answers the routes of the module docstring for ``viewer`` (set by _handler_for)."""
 
-        def _answer(self, status: HTTPStatus, error: str | None = None, **fields: Any) -> None:
-            body = {"ok": True, **fields} if error is None else {"ok": False, "error": error}
-            if error is not None:
-                self.close_connection = True  # the body may be unread: start afresh
-            self._send(status, json.dumps(body).encode(), "application/json")
+    server_version = "robolearn-viewer"
+    timeout = 30  # a client that stops sending mid-request frees its thread
+    viewer: WebViewer
 
-        def _check_origin(self) -> None:
-            """Refuse (403) a Host that is not this server's (DNS rebinding) and an Origin
-            that is not the page's own (another site in the user's browser)."""
-            host = self.headers.get("Host")
-            if host is None:
-                if self.headers.get("Origin") is not None:
-                    raise _RefusedError(HTTPStatus.FORBIDDEN, "a request with Origin needs Host")
-                return  # not a browser: browsers always send Host
-            name = host_name(host)
-            if name is None or not (_is_ip(name) or name in viewer.host_names):
-                raise _RefusedError(
-                    HTTPStatus.FORBIDDEN,
-                    "unknown Host; open the viewer by the address it printed",
-                )
-            origin = self.headers.get("Origin")
-            if origin is not None and not _same_origin(origin, host):
-                raise _RefusedError(HTTPStatus.FORBIDDEN, "cross-origin requests are refused")
+    def log_message(self, *args) -> None:  # quiet: no line per request
+        pass
 
-        def do_GET(self) -> None:
-            try:
-                self._check_origin()
-            except _RefusedError as exc:
-                self._answer(exc.status, str(exc))
+    def _send(
+        self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _answer(self, status: HTTPStatus, error: str | None = None, **fields: Any) -> None:
+        body = {"ok": True, **fields} if error is None else {"ok": False, "error": error}
+        if error is not None:
+            self.close_connection = True  # the body may be unread: start afresh
+        self._send(status, json.dumps(body).encode(), "application/json")
+
+    def _gzip_ok(self) -> bool:
+        return "gzip" in self.headers.get("Accept-Encoding", "")
+
+    def _check_origin(self) -> None:
+        """Refuse (403) a Host that is not this server's (DNS rebinding) and an Origin
+        that is not the page's own (another site in the user's browser)."""
+        host = self.headers.get("Host")
+        if host is None:
+            if self.headers.get("Origin") is not None:
+                raise _RefusedError(HTTPStatus.FORBIDDEN, "a request with Origin needs Host")
+            return  # not a browser: browsers always send Host
+        name = host_name(host)
+        if name is None or not (_is_ip(name) or name in self.viewer.host_names):
+            raise _RefusedError(
+                HTTPStatus.FORBIDDEN,
+                "unknown Host; open the viewer by the address it printed",
+            )
+        origin = self.headers.get("Origin")
+        if origin is not None and not _same_origin(origin, host):
+            raise _RefusedError(HTTPStatus.FORBIDDEN, "cross-origin requests are refused")
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        try:
+            self._check_origin()
+            if path in STATIC_FILES:
+                self._static(path)
                 return
-            path = self.path.split("?", 1)[0]
-            if path in ("/", "/index.html"):
-                self._send(
-                    HTTPStatus.OK,
-                    viewer.page,
-                    "text/html; charset=utf-8",
-                    {"Content-Security-Policy": _PAGE_POLICY, "X-Frame-Options": "DENY"},
-                )
-            elif path == "/frame.jpg":
-                viewer.jpeg_asked()
-                jpeg, shown = viewer.snapshot()
-                self._send(HTTPStatus.OK, jpeg, "image/jpeg")
-                viewer.frame_served(("jpeg", shown.get("frames")))
-            elif path == "/state.json":
-                _, state = viewer.snapshot()
-                state["speeds"] = list(SPEEDS)
-                state["frames_per_s"] = round(viewer.served.per_second() or 0.0, 2)
-                self._send(HTTPStatus.OK, state_json(state), "application/json")
-            elif path == "/telemetry.json":
-                self._telemetry()
-            elif path == "/scene3d.json":
-                gzip_ok = "gzip" in self.headers.get("Accept-Encoding", "")
-                body, headers = viewer.scene3d_body(gzip_ok)
-                self._send(HTTPStatus.OK, body, "application/json", headers)
-            elif path == "/poses.bin":
-                self._poses()
-            elif path == "/poses.stream":
-                self._pose_stream()
-            elif path in STATIC_FILES:
-                try:
-                    body = (STATIC_DIR / path.lstrip("/")).read_bytes()
-                except FileNotFoundError:
-                    self._answer(HTTPStatus.NOT_FOUND, "not found")
-                    return
-                self._send(HTTPStatus.OK, body, STATIC_FILES[path])
-            elif path == "/markers.json":
-                try:
-                    key = _marker_request(self.path, viewer.session)
-                except _RefusedError as exc:
-                    self._answer(exc.status, str(exc))
-                    return
-                answer = viewer.markers(key)
-                if answer is None:
-                    self._answer(HTTPStatus.SERVICE_UNAVAILABLE, "the simulation did not answer")
-                else:
-                    self._send(answer[0], answer[1], "application/json")
-            else:
-                self._answer(HTTPStatus.NOT_FOUND, "not found")
+            route = _GET_ROUTES.get(path)
+            if route is None:
+                raise _RefusedError(HTTPStatus.NOT_FOUND, "not found")
+            getattr(self, route)()
+        except _RefusedError as exc:
+            self._answer(exc.status, str(exc))
 
-        def _poses(self) -> None:
-            """``GET /poses.bin?envs=<ids>&after=<frame>``: the latest body poses of those
-            envs (robolearn.viewer.scene3d.POSES_HEADER), waiting up to POSES_WAIT_S for a
-            snapshot newer than ``after`` (the frame the page has)."""
-            try:
-                env_ids, after = _poses_query(self.path, viewer.session)
-                viewer.wake()  # envs not captured yet are read at the loop's next turn
-                frame, body = viewer.poses.request(env_ids, after, POSES_WAIT_S)
-            except _RefusedError as exc:
-                self._answer(exc.status, str(exc))
-            except TimeoutError as exc:
-                self._answer(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
-            else:
-                self._send(HTTPStatus.OK, body, "application/octet-stream")
-                viewer.frame_served(("poses", frame))
+    def _page(self) -> None:
+        self._send(
+            HTTPStatus.OK,
+            self.viewer.page,
+            "text/html; charset=utf-8",
+            {"Content-Security-Policy": _PAGE_POLICY, "X-Frame-Options": "DENY"},
+        )
 
-        def _pose_stream(self) -> None:
-            """``GET /poses.stream?envs=<ids>``: every new snapshot of those envs' poses, as
-            it is taken, on one open response (each a uint32 byte count, then a
-            ``/poses.bin`` body), until the page hangs up or the viewer stops: no request
-            and no round trip per frame. The snapshot already taken comes first."""
-            try:
-                env_ids, after = _poses_query(self.path, viewer.session, "poses.stream")
-            except _RefusedError as exc:
-                self._answer(exc.status, str(exc))
-                return
-            self.close_connection = True  # the body ends when the connection does
-            self.send_response(HTTPStatus.OK)
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.end_headers()
-            sent = after
-            viewer.wake()
-            while not viewer.closing.is_set() and not _hung_up(self.connection):
-                try:  # waits up to POSES_WAIT_S, keeping these envs wanted meanwhile
-                    frame, body = viewer.poses.request(env_ids, sent, POSES_WAIT_S)
-                except TimeoutError:
-                    continue  # not captured yet (the simulation is busy or starting)
-                if frame == sent:
-                    continue  # nothing moved (paused): wait again
-                self.wfile.write(_FRAME_LENGTH.pack(len(body)) + body)
-                sent = frame
-                viewer.frame_served(("poses", frame))
+    def _frame(self) -> None:
+        viewer = self.viewer
+        viewer.jpeg_asked()
+        jpeg, shown = viewer.snapshot()
+        self._send(HTTPStatus.OK, jpeg, "image/jpeg")
+        viewer.frame_served(("jpeg", shown.get("frames")))
 
-        def _telemetry(self) -> None:
-            """``GET /telemetry.json?since=<seq>&obs=<term>,<term>``: the watched env's
-            history newer than sample ``since`` (default -1: all kept), with the named
-            observation terms; read from the copy the simulation thread publishes."""
-            telemetry = viewer.session.telemetry
-            if telemetry is None:
-                self._answer(HTTPStatus.NOT_FOUND, "this viewer records no telemetry")
-                return
-            try:
-                since, observations = _telemetry_query(self.path)
-                answer = telemetry.answer(since, observations)
-            except _RefusedError as exc:
-                self._answer(exc.status, str(exc))
-            except InvalidQueryError as exc:
-                self._answer(HTTPStatus.BAD_REQUEST, str(exc))
-            else:
-                self._send(HTTPStatus.OK, state_json(answer), "application/json")
+    def _state(self) -> None:
+        _, state = self.viewer.snapshot()
+        state["speeds"] = list(SPEEDS)
+        state["frames_per_s"] = round(self.viewer.served.per_second() or 0.0, 2)
+        self._send(HTTPStatus.OK, state_json(state), "application/json")
 
-        def do_POST(self) -> None:
-            try:
-                if self.path.split("?", 1)[0] != "/control":
-                    raise _RefusedError(HTTPStatus.NOT_FOUND, "not found; commands go to /control")
-                self._check_origin()
-                self._check_token()
-                command = self._read_command()
-                number = viewer.session.submit(command)  # raises InvalidCommandError
-            except _RefusedError as exc:
-                self._answer(exc.status, str(exc))
-            except InvalidCommandError as exc:
-                self._answer(HTTPStatus.BAD_REQUEST, str(exc))
-            else:
-                self._answer(HTTPStatus.OK, command=number)
+    def _scene3d(self) -> None:
+        body, headers = self.viewer.scene3d_body(self._gzip_ok())
+        self._send(HTTPStatus.OK, body, "application/json", headers)
 
-        def _check_token(self) -> None:
-            sent = self.headers.get(TOKEN_HEADER, "")
-            # header values are Latin-1 text; compare_digest wants bytes for anything else
-            if not secrets.compare_digest(sent.encode("latin-1", "replace"), viewer.token.encode()):
-                raise _RefusedError(
-                    HTTPStatus.FORBIDDEN,
-                    f"missing or wrong {TOKEN_HEADER}; send the one in the page served by GET /",
-                )
+    def _static(self, path: str) -> None:
+        """One of STATIC_FILES (the page's scripts and vendored three.js), read once and
+        kept, gzip-compressed for a client that accepts it (three.js is 690 KB, 180 KB so)."""
+        try:
+            body, headers = _static_body(path, self._gzip_ok())
+        except FileNotFoundError:
+            raise _RefusedError(HTTPStatus.NOT_FOUND, "not found") from None
+        self._send(HTTPStatus.OK, body, STATIC_FILES[path], headers)
 
-        def _read_command(self) -> Any:
-            if self.headers.get_content_type() != "application/json":
-                raise _RefusedError(
-                    HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "a command is sent as application/json"
-                )
-            lengths = self.headers.get_all("Content-Length") or []
-            if not lengths:
-                raise _RefusedError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
-            text = lengths[0].strip()
-            if len(set(lengths)) != 1 or not re.fullmatch(r"[0-9]{1,9}", text):
-                raise _RefusedError(HTTPStatus.BAD_REQUEST, "Content-Length must be a byte count")
-            length = int(text)
-            if length > MAX_BODY:
-                raise _RefusedError(
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a command is at most {MAX_BODY} bytes"
-                )
-            body = self.rfile.read(length)
-            if len(body) != length:
-                raise _RefusedError(HTTPStatus.BAD_REQUEST, "the body is shorter than its length")
-            try:
-                return json.loads(body, parse_constant=_refuse_constant)
-            except (ValueError, RecursionError) as exc:
-                raise _RefusedError(
-                    HTTPStatus.BAD_REQUEST, f"the body is not valid JSON ({str(exc)[:80]})"
-                ) from None
+    def _markers(self) -> None:
+        key = _marker_request(self.path, self.viewer.session)
+        answer = self.viewer.markers(key)
+        if answer is None:
+            self._answer(HTTPStatus.SERVICE_UNAVAILABLE, "the simulation did not answer")
+        else:
+            self._send(answer[0], answer[1], "application/json")
 
-    return Handler
+    def _poses(self) -> None:
+        """``GET /poses.bin?envs=<ids>&after=<frame>``: the latest body poses of those
+        envs (robolearn.viewer.scene3d.POSES_HEADER), waiting up to POSES_WAIT_S for a
+        snapshot newer than ``after`` (the frame the page has)."""
+        viewer = self.viewer
+        env_ids, after = _poses_query(self.path, viewer.session)
+        viewer.wake()  # envs not captured yet are read at the loop's next turn
+        try:
+            frame, body = viewer.poses.request(env_ids, after, POSES_WAIT_S)
+        except TimeoutError as exc:
+            self._answer(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
+        else:
+            self._send(HTTPStatus.OK, body, "application/octet-stream")
+            viewer.frame_served(("poses", frame))
+
+    def _pose_stream(self) -> None:
+        """``GET /poses.stream?envs=<ids>``: every new snapshot of those envs' poses, as
+        it is taken, on one open response (each a uint32 byte count, then a
+        ``/poses.bin`` body), until the page hangs up or the viewer stops: no request
+        and no round trip per frame. The snapshot already taken comes first."""
+        viewer = self.viewer
+        env_ids, after = _poses_query(self.path, viewer.session, "poses.stream")
+        self.close_connection = True  # the body ends when the connection does
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        sent = after
+        viewer.wake()
+        while not viewer.closing.is_set() and not _hung_up(self.connection):
+            try:  # waits up to POSES_WAIT_S, keeping these envs wanted meanwhile
+                frame, body = viewer.poses.request(env_ids, sent, POSES_WAIT_S)
+            except TimeoutError:
+                continue  # not captured yet (the simulation is busy or starting)
+            if frame == sent:
+                continue  # nothing moved (paused): wait again
+            self.wfile.write(_FRAME_LENGTH.pack(len(body)) + body)
+            sent = frame
+            viewer.frame_served(("poses", frame))
+
+    def _telemetry(self) -> None:
+        """``GET /telemetry.json?since=<seq>&obs=<term>,<term>``: the watched env's
+        history newer than sample ``since`` (default -1: all kept), with the named
+        observation terms; read from the copy the simulation thread publishes."""
+        telemetry = self.viewer.session.telemetry
+        if telemetry is None:
+            raise _RefusedError(HTTPStatus.NOT_FOUND, "this viewer records no telemetry")
+        since, observations = _telemetry_query(self.path)
+        try:
+            answer = telemetry.answer(since, observations)
+        except InvalidQueryError as exc:
+            raise _RefusedError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+        self._send(HTTPStatus.OK, state_json(answer), "application/json")
+
+    def do_POST(self) -> None:
+        try:
+            if self.path.split("?", 1)[0] != "/control":
+                raise _RefusedError(HTTPStatus.NOT_FOUND, "not found; commands go to /control")
+            self._check_origin()
+            self._check_token()
+            command = self._read_command()
+            number = self.viewer.session.submit(command)  # raises InvalidCommandError
+        except _RefusedError as exc:
+            self._answer(exc.status, str(exc))
+        except InvalidCommandError as exc:
+            self._answer(HTTPStatus.BAD_REQUEST, str(exc))
+        else:
+            self._answer(HTTPStatus.OK, command=number)
+
+    def _check_token(self) -> None:
+        sent = self.headers.get(TOKEN_HEADER, "")
+        # header values are Latin-1 text; compare_digest wants bytes for anything else
+        if not secrets.compare_digest(
+            sent.encode("latin-1", "replace"), self.viewer.token.encode()
+        ):
+            raise _RefusedError(
+                HTTPStatus.FORBIDDEN,
+                f"missing or wrong {TOKEN_HEADER}; send the one in the page served by GET /",
+            )
+
+    def _read_command(self) -> Any:
+        if self.headers.get_content_type() != "application/json":
+            raise _RefusedError(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "a command is sent as application/json"
+            )
+        length = _content_length(self.headers.get_all("Content-Length") or [])
+        body = self.rfile.read(length)
+        if len(body) != length:
+            raise _RefusedError(HTTPStatus.BAD_REQUEST, "the body is shorter than its length")
+        try:
+            return json.loads(body, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            raise _RefusedError(
+                HTTPStatus.BAD_REQUEST, f"the body is not valid JSON ({str(exc)[:80]})"
+            ) from None
+
+
+_GET_ROUTES = {
+    "/": "_page",
+    "/index.html": "_page",
+    "/frame.jpg": "_frame",
+    "/state.json": "_state",
+    "/telemetry.json": "_telemetry",
+    "/scene3d.json": "_scene3d",
+    "/poses.bin": "_poses",
+    "/poses.stream": "_pose_stream",
+    "/markers.json": "_markers",
+}
+"""GET's routes besides STATIC_FILES: the _Handler method that answers each."""
+
+
+def _content_length(lengths: list[str]) -> int:
+    """A command's byte count from its Content-Length headers; _RefusedError for none, for
+    several that differ, for one that is not a byte count, or for more than MAX_BODY."""
+    if not lengths:
+        raise _RefusedError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+    text = lengths[0].strip()
+    if len(set(lengths)) != 1 or not re.fullmatch(r"[0-9]{1,9}", text):
+        raise _RefusedError(HTTPStatus.BAD_REQUEST, "Content-Length must be a byte count")
+    length = int(text)
+    if length > MAX_BODY:
+        raise _RefusedError(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a command is at most {MAX_BODY} bytes"
+        )
+    return length
 
 
 def _query(path: str, route: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:

@@ -262,7 +262,7 @@ def test_terrain_and_height_scan_agree_with_the_cpu_engine():
         return ManagerBasedRLEnv(cfg)
 
     cpu, wrp = env("cpu"), env("warp-cpu")
-    assert wrp.engine.name == "warp-cpu"
+    assert wrp.scene.engine.name == "warp-cpu"
     for e in (cpu, wrp):
         for _ in range(10):
             e.step(torch.zeros(6, e.num_actions))
@@ -271,7 +271,7 @@ def test_terrain_and_height_scan_agree_with_the_cpu_engine():
     assert bool((wrp.scene.root_height > 0.2).all())
     assert torch.allclose(cpu.scene.root_pos_w, wrp.scene.root_pos_w, atol=1e-2)
     # and from the same state both engines' scans agree within float32
-    wrp.engine.qpos[:] = cpu.engine.qpos.to(wrp.engine.dtype)
+    wrp.scene.engine.qpos[:] = cpu.scene.engine.qpos.to(wrp.scene.engine.dtype)
     wrp.scene.forward(torch.ones(wrp.num_envs, dtype=torch.bool, device=wrp.device))
     scan = cpu.observation_manager.term_slices("policy")["height_scan"]
     a = cpu.observation_manager.compute(update_history=False)["policy"][:, scan]

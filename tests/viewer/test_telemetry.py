@@ -30,6 +30,15 @@ def session_of(env, actions=None, **kwargs):
     return ViewerSession(env, actions or ActionSource(), **kwargs)
 
 
+def stepped(env, steps: int):
+    """A session of ``env`` after ``steps`` steps, its telemetry published."""
+    session = session_of(env)
+    for _ in range(steps):
+        session.step()
+    session.telemetry.publish()
+    return session, session.telemetry
+
+
 def series(answer: dict, chart: str) -> dict[str, list]:
     found = [c for c in answer["charts"] if c["id"] == chart]
     assert found, [c["id"] for c in answer["charts"]]
@@ -109,11 +118,7 @@ def test_histories_fill_at_each_step_and_are_cut_to_the_window(env):
 def test_telemetry_since_returns_only_newer_samples(env):
     from robolearn.viewer.telemetry import InvalidQueryError
 
-    session = session_of(env)
-    tel = session.telemetry
-    for _ in range(5):
-        session.step()
-    tel.publish()
+    session, tel = stepped(env, 5)
     first = tel.answer(-1, ["joint_pos"])
     assert len(first["t"]) == 5
     last = first["last"]
@@ -134,11 +139,7 @@ def test_telemetry_since_returns_only_newer_samples(env):
 
 
 def test_switching_the_watched_env_clears_the_histories(env):
-    session = session_of(env)
-    tel = session.telemetry
-    for _ in range(4):
-        session.step()
-    tel.publish()
+    session, tel = stepped(env, 4)
     before = tel.answer()
     assert before["env"] == 0 and len(before["t"]) == 4
     session.submit({"action": "env", "value": 1})

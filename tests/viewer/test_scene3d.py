@@ -1,5 +1,5 @@
 """The browser's 3D mode, server side: the scene sent once and the poses sent per frame
-(robolearn/viewer/scene3d.py), without a browser; tests/test_viewer.py drives the page."""
+(robolearn/viewer/scene3d.py), without a browser; tests/viewer/test_web_3d.py drives the page."""
 
 from __future__ import annotations
 
