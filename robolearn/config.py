@@ -260,11 +260,22 @@ def _import_name(obj: Any) -> str:
     return f"{module}:{qualname}" if module and qualname else repr(obj)
 
 
+MOVED = {
+    "robolearn.managers.action": "robolearn.mdp.actions",
+    "robolearn.managers.command": "robolearn.mdp.commands",
+}
+"""Modules some saved names lived in, and where those names live now: the concrete action
+and command terms moved to the term library, and the run folders written before keep
+loading (``params/``, ``--from``, ``play``)."""
+
+
 def _import(path: Any, where: str) -> Any:
     """The function or class an import path names; a RobolearnError naming ``where``."""
     if not isinstance(path, str) or ":" not in path:
         raise RobolearnError(f"{where}: {path!r} is not an import path (module:qualname)")
     module_name, _, qualname = path.partition(":")
+    if module_name in MOVED and not _has_name(module_name, qualname):
+        module_name = MOVED[module_name]
     if "<" in qualname:  # <lambda>, <locals>: Python cannot import them by name
         raise RobolearnError(
             f"{where}: {path!r} is a lambda or a function defined inside another, which "
@@ -284,6 +295,11 @@ def _import(path: Any, where: str) -> Any:
     if not callable(obj):
         raise RobolearnError(f"{where}: {path!r} is not a function or class")
     return obj
+
+
+def _has_name(module_name: str, qualname: str) -> bool:
+    """Whether ``module_name`` (importable) defines the top of ``qualname``."""
+    return hasattr(importlib.import_module(module_name), qualname.split(".")[0])
 
 
 def _one_line(exc: BaseException) -> str:

@@ -53,13 +53,23 @@ def test_action_and_command_configs_keep_their_types(tmp_path):
     data = yaml.safe_load(path.read_text())
     assert data["__type__"] == "robolearn.env:ManagerBasedRLEnvCfg"
     action = data["actions"]["joint_pos"]
-    assert action["__type__"] == "robolearn.managers.action:JointPositionActionCfg"
-    assert action["class_type"] == "robolearn.managers.action:JointPositionAction"
+    assert action["__type__"] == "robolearn.mdp.actions:JointPositionActionCfg"
+    assert action["class_type"] == "robolearn.mdp.actions:JointPositionAction"
     command = data["commands"]["base_velocity"]
-    assert command["__type__"] == "robolearn.managers.command:UniformVelocityCommandCfg"
+    assert command["__type__"] == "robolearn.mdp.commands:UniformVelocityCommandCfg"
     back = load_config(path)
     assert type(back.commands["base_velocity"]) is type(cfg.commands["base_velocity"])
     assert back.commands["base_velocity"].ranges == cfg.commands["base_velocity"].ranges
+    # a run folder saved before the concrete terms moved to robolearn.mdp still loads
+    old = path.read_text()
+    old = old.replace("robolearn.mdp.actions:", "robolearn.managers.action:")
+    old = old.replace("robolearn.mdp.commands:", "robolearn.managers.command:")
+    path.write_text(old)
+    back = load_config(path)
+    assert type(back.actions["joint_pos"]) is type(cfg.actions["joint_pos"])
+    assert (
+        back.commands["base_velocity"].class_type is type(cfg.commands["base_velocity"]).class_type
+    )
 
 
 def test_untyped_params_keep_lists_tuples_configs_and_functions(tmp_path):
@@ -102,7 +112,7 @@ def write_edited(src: Path, dst: Path, old: str, new: str) -> None:
             "env.rewards.alive.func: 'robolearn.mdp.rewards:was_alive' does not exist",
         ),
         (
-            "robolearn.managers.action:JointEffortActionCfg",
+            "robolearn.mdp.actions:JointEffortActionCfg",
             "robolearn.gone_module:JointEffortActionCfg",
             "env.actions.cart_force.__type__: cannot import "
             "'robolearn.gone_module:JointEffortActionCfg' (ModuleNotFoundError",
