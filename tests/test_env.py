@@ -199,8 +199,8 @@ def test_nonfinite_guard_resets_only_the_exploding_env():
     assert reward[2] == 0.0
     assert env.scene.engine.qpos[2, 0] == 0.0 and env.episode_length_buf[2] == 0  # a fresh episode
     keep = [0, 1, 3]
-    assert torch.equal(env.scene.engine.qpos[keep], twin.engine.qpos[keep])
-    assert torch.equal(env.scene.engine.qvel[keep], twin.engine.qvel[keep])
+    assert torch.equal(env.scene.engine.qpos[keep], twin.scene.engine.qpos[keep])
+    assert torch.equal(env.scene.engine.qvel[keep], twin.scene.engine.qvel[keep])
     env.step(action)  # and it carries on
     assert env.nonfinite_resets == 1
 

@@ -119,7 +119,7 @@ def test_a_reward_term_of_a_class_draws_through_collect_markers(box_env):
 
 
 def test_forces_on_bodies_are_arrows_along_their_line_of_action(box_env):
-    env, engine = box_env, box_env.engine
+    env, engine = box_env, box_env.scene.engine
     box = env.scene.index("body", "box")[0]
     # a force of 20 N along +y applied at a point 0.1 m beside the box's centre of mass
     # (as a force and a torque at the centre of mass, which is what xfrc_applied is)

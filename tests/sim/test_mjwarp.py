@@ -94,9 +94,9 @@ def test_diverged_env_is_reported(warp_engine):
     stand(e)
     e.qvel[2, 0] = float("nan")
     e.step(1)
-    assert e.nonfinite().tolist() == [False, False, True, False]
+    assert e.diverged().tolist() == [False, False, True, False]
     e.reset(torch.tensor([2]))
-    assert not e.nonfinite().any()
+    assert not e.diverged().any()
 
 
 def test_a_feature_mujoco_warp_lacks_is_a_clear_error():
@@ -139,14 +139,14 @@ def test_contact_overflow_is_reported_once():
              </worldbody></mujoco>"""
     e = make_engine(xml, 2, "warp-cpu", nconmax=1)
     e.step(1)
-    assert not e.nonfinite().any()  # both boxes in the air: no contacts yet
+    assert not e.diverged().any()  # both boxes in the air: no contacts yet
     on_floor = torch.tensor([0, 0, 0.099, 1, 0, 0, 0], dtype=e.dtype)
     e.reset(torch.tensor([0]), qpos=on_floor)
     e.step(1)
     # MuJoCo Warp's contact buffer is shared by all envs: which env lost contacts is not
     # known, so every env is reported (a constraint overflow, per env, flags only that env)
-    assert e.nonfinite().tolist() == [True, True]
-    assert e.nonfinite().tolist() == [False, False]  # reported once
+    assert e.diverged().tolist() == [True, True]
+    assert e.diverged().tolist() == [False, False]  # reported once
     # what ran out, the capacity, and the setting that raises it
     report = e.overflow_report()
     assert "contacts beyond nconmax=1 per env (narrowphase, 2 env steps)" in report, report
@@ -284,7 +284,7 @@ def test_entities_behave_alike_on_both_engines():
     """A second robot, a free crate and a fixed post beside the robot: on warp-cpu each
     entity starts where its config puts it, the buddy stands under its own controls and
     the crate rests, as on the cpu engine."""
-    from test_entities import scene_cfg
+    from scene.test_entities import scene_cfg
 
     from robolearn.scene import Scene, SimCfg
 
