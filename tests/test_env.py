@@ -674,3 +674,17 @@ def test_root_quantities_need_a_floating_base():
         env.scene.root_pos_w  # noqa: B018 - the read is the test
     scene = make("quadruped_walk", num_envs=2).scene
     assert scene.require_floating_base() == scene.body_ids("trunk")[0]
+
+
+def test_the_cpu_engine_resets_envs_by_index_and_the_warp_path_by_mask():
+    """On the cpu engine a reset's rows are found by index (its masks are in host memory:
+    that costs nothing, and spares masked work over every env); a device engine keeps the
+    mask form, which never waits for the GPU."""
+    from robolearn.managers import EnvRows
+
+    env = make("cartpole_balance", num_envs=4)
+    mask = torch.tensor([False, True, False, True])
+    rows = EnvRows.of(env, mask)
+    assert rows.ids is not None and rows.ids.tolist() == [1, 3] and rows.n == 2
+    env.scene.engine.host_side = False  # as a Warp engine reports it
+    assert EnvRows.of(env, mask).ids is None

@@ -119,7 +119,7 @@ def as_env_mask(env: ManagedEnv, envs: torch.Tensor | Sequence[int]) -> torch.Te
 
 
 def _host_side(env: ManagedEnv) -> bool:
-    return getattr(getattr(env, "engine", None), "host_side", False)
+    return env.scene.engine.host_side
 
 
 def none_selected(env: ManagedEnv, env_mask: torch.Tensor) -> bool:
