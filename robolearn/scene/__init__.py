@@ -7,15 +7,27 @@ joint); and the default joint positions each env resets around.
 
 Modules: ``config`` (SceneCfg, SimCfg), ``entities`` (the robot and the other robots and
 objects beside it, and the selector terms use), ``models`` (where an MJCF comes from),
-``assembly`` (the MJCF, its entities and the engine), ``names`` (names and regex lookups),
-``defaults`` (the reset state), ``cache`` (state computed once per env step), ``feet``
-(feet given as geoms), ``robot`` (a SceneCfg found in any MJCF), ``terrain`` (a generated
-terrain's tiles in a running scene) and ``scene`` (the Scene, its step and its state).
+``actuators`` (how the joints are driven), ``assembly`` (the MJCF, its entities and the
+engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
+(state computed once per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg
+found in any MJCF), ``terrain`` (a generated terrain's tiles in a running scene) and
+``scene`` (the Scene, its step and its state).
 """
 
+from robolearn.scene.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import EntityCfg, SceneEntityCfg
 from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
-__all__ = ["EntityCfg", "Scene", "SceneCfg", "SceneEntityCfg", "SimCfg", "robot_scene"]
+__all__ = [
+    "EntityCfg",
+    "ImplicitPDCfg",
+    "Scene",
+    "SceneCfg",
+    "SceneEntityCfg",
+    "SimCfg",
+    "pd_gains",
+    "reflected_inertia",
+    "robot_scene",
+]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import mujoco
 
 from robolearn.errors import RobolearnError
+from robolearn.scene.actuators import apply_actuators
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
@@ -20,6 +21,7 @@ def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None)
     """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings, on its engine;
     ``terrain`` (generated from ``cfg.terrain``) replaces the MJCF's ground planes."""
     spec = load_spec(resolve_model_path(cfg.model))
+    apply_actuators(spec, cfg.actuators)
     apply_sim_options(spec, sim)
     separate_foot_geoms(spec, cfg.feet)
     if cfg.entities:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from robolearn.scene.actuators import ImplicitPDCfg
 from robolearn.scene.entities import EntityCfg
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS
 from robolearn.terrain import TerrainCfg
@@ -49,6 +50,10 @@ class SceneCfg:
     """Body of the floating base (a free joint) for base-frame quantities; None if fixed."""
     feet: tuple[str, ...] = field(default_factory=tuple)
     """Bodies that are feet, for gait terms (air time, slip, contact)."""
+    actuators: dict[str, ImplicitPDCfg] = field(default_factory=dict)
+    """How the robot's joints are driven, by name: each config selects joints by regex and
+    replaces or adds their actuators (see :mod:`robolearn.scene.actuators`); empty keeps
+    the MJCF's actuators."""
     entities: dict[str, EntityCfg] = field(default_factory=dict)
     """More robots and objects beside the robot (the entity ``robot`` is ``model``), each
     attached under the prefix ``<name>/`` (see :mod:`robolearn.scene.entities`)."""

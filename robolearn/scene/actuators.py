@@ -1,0 +1,247 @@
+"""Actuators from a robot config, not from its MJCF: which joints a motor drives, how, and
+with what limits and rotor inertia.
+
+A robot's MJCF says how its joints are driven, and vendors and model collections say it
+differently: Unitree's own models drive every joint with a torque ``<motor>`` (the PD loop
+runs on the robot's motor drivers), MuJoCo Menagerie's use ``<position>`` actuators. An
+:class:`ImplicitPDCfg` in ``SceneCfg.actuators`` makes the joints it selects (regexes over
+the robot's joint names) position-controlled by MuJoCo itself, whatever the MJCF had there:
+
+    torque = clip(kp (q* - q) - kd qdot, -effort_limit, effort_limit)
+
+with ``q*`` the action's target. MuJoCo integrates the damping term implicitly, so this is
+the fastest and most stable way to run a PD loop; gains and limits are written into the
+model before it compiles, so every engine runs them. An actuator the MJCF already had on
+the joint keeps its name and its place in the actuator order (the action terms select
+actuators by name); a joint without one gets a new actuator named after the joint, after
+the MJCF's. Keyframes hold their pose: the new actuators' controls are the key's joint
+positions.
+
+Gains come most often from the motor's facts (:func:`reflected_inertia`,
+:func:`pd_gains`): the reflected rotor inertia is the joint's armature, and the gains give
+the joint a chosen natural frequency and damping ratio over that inertia.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from robolearn.errors import RobolearnError
+
+PerJoint = float | Mapping[str, float]
+"""A value for every selected joint, or regexes over joint names mapped to values (the
+first pattern that matches a joint gives its value)."""
+
+
+@dataclass
+class ImplicitPDCfg:
+    """Position control by MuJoCo's own actuator: kp and kd in joint space, a torque limit,
+    and the joint's armature."""
+
+    joints: str | tuple[str, ...] = ".*"
+    """Regexes over the robot's hinge and slide joint names (a full match)."""
+    stiffness: PerJoint = 0.0
+    """kp, N m/rad (N/m for a slide joint)."""
+    damping: PerJoint = 0.0
+    """kd, N m s/rad."""
+    effort_limit: PerJoint | None = None
+    """The largest torque (N m) the motor gives; None: unlimited."""
+    armature: PerJoint | None = None
+    """Reflected rotor inertia added to the joint (kg m^2, :func:`reflected_inertia`);
+    None keeps the MJCF's."""
+
+
+def apply_actuators(spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg]) -> None:
+    """Drive the joints each config selects as the config says (see the module docstring);
+    RobolearnError naming the config for a pattern that matches no joint, a joint claimed
+    twice, or a negative gain, limit or armature."""
+    if not actuators:
+        return
+    joints = {j.name: j for j in spec.joints if j.type in _DRIVEN and j.name}
+    claimed: dict[str, str] = {}
+    plan: list[tuple[str, str, ImplicitPDCfg]] = []
+    for name, cfg in actuators.items():
+        where = f"scene.actuators.{name}"
+        for joint in _select(joints, cfg.joints, where):
+            if joint in claimed:
+                raise RobolearnError(
+                    f"{where}: joint {joint!r} is driven by scene.actuators.{claimed[joint]} "
+                    "already; each joint takes one actuator config"
+                )
+            claimed[joint] = name
+            plan.append((joint, where, cfg))
+    # joint ranges in radians and qpos addresses: the compiled model's (an MJCF's ranges may
+    # be in degrees, which only compiling converts)
+    before = spec.compile()
+    keys = [(key, np.array(key.ctrl, dtype=float)) for key in spec.keys]
+    existing = _joint_actuators(spec)
+    held: dict[int, str] = {}  # actuator index -> the joint whose position it holds
+    for joint, where, cfg in plan:
+        actuator = existing.get(joint)
+        if actuator is None:
+            actuator = spec.add_actuator(
+                name=_free_name(spec, joint), target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT
+            )
+        _drive(actuator, joints[joint], before.joint(joint), cfg, where)
+        held[_index(spec, actuator)] = joint
+    _hold_keyframes(spec, before, keys, held)
+
+
+def reflected_inertia(
+    rotor_inertia: float | Sequence[float], gear_ratio: float | Sequence[float]
+) -> float:
+    """The inertia (kg m^2) a motor adds at its joint through its gears: the joint's armature.
+
+    One stage: ``rotor_inertia x gear_ratio^2``. Several stages: ``rotor_inertia`` and
+    ``gear_ratio`` list each stage from the motor out (the rotor, then each stage's gears'
+    inertia on its input shaft), and each inertia is reflected through every stage after it:
+    ``sum_i I_i (N_i x ... x N_n)^2``.
+    """
+    inertias = (
+        [float(rotor_inertia)] if _is_number(rotor_inertia) else [float(i) for i in rotor_inertia]
+    )
+    ratios = [float(gear_ratio)] if _is_number(gear_ratio) else [float(r) for r in gear_ratio]
+    if len(inertias) != len(ratios) or not inertias:
+        raise RobolearnError(
+            f"reflected_inertia: one inertia per gear stage, got {len(inertias)} inertias "
+            f"and {len(ratios)} ratios"
+        )
+    if min(inertias) < 0 or min(ratios) <= 0:
+        raise RobolearnError("reflected_inertia: inertias must be >= 0 and gear ratios > 0")
+    return sum(i * math.prod(ratios[k:]) ** 2 for k, i in enumerate(inertias))
+
+
+def pd_gains(
+    inertia: float, natural_frequency_hz: float, damping_ratio: float
+) -> tuple[float, float]:
+    """(kp, kd) that make a joint of ``inertia`` (kg m^2, its armature where the motor's
+    reflected inertia dominates) a second-order system of the given natural frequency and
+    damping ratio: ``kp = I w^2``, ``kd = 2 zeta I w``, ``w = 2 pi f``."""
+    if not inertia > 0 or not natural_frequency_hz > 0 or not damping_ratio >= 0:
+        raise RobolearnError(
+            "pd_gains: inertia and natural frequency must be > 0 and the damping ratio >= 0, "
+            f"got {inertia}, {natural_frequency_hz}, {damping_ratio}"
+        )
+    omega = 2.0 * math.pi * natural_frequency_hz
+    return inertia * omega**2, 2.0 * damping_ratio * inertia * omega
+
+
+# ---- how a config becomes the model's actuators ------------------------------------------
+
+_DRIVEN = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float)
+
+
+def _select(joints: Mapping[str, object], patterns: str | Sequence[str], where: str) -> list[str]:
+    """The joints (in model order) whose names fully match any of ``patterns``."""
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    try:
+        compiled = [re.compile(p) for p in patterns]
+    except re.error as exc:
+        raise RobolearnError(f"{where}.joints: invalid regex ({exc})") from None
+    found = [j for j in joints if any(c.fullmatch(j) for c in compiled)]
+    if not found:
+        raise RobolearnError(
+            f"{where}.joints {patterns} match no hinge or slide joint; joints: "
+            f"{', '.join(joints) or 'none'}"
+        )
+    return found
+
+
+def _value(value: PerJoint | None, joint: str, field: str, where: str) -> float | None:
+    """A config field's value for ``joint``: the number, or the first matching pattern's."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        match = next((v for p, v in value.items() if re.fullmatch(p, joint)), None)
+        if match is None:
+            raise RobolearnError(
+                f"{where}.{field}: no pattern of {sorted(value)} matches joint {joint!r}"
+            )
+        value = match
+    number = float(value)
+    if not number >= 0 or (math.isinf(number) and field != "effort_limit"):
+        raise RobolearnError(
+            f"{where}.{field} must be a finite number >= 0, got {value!r} for {joint!r}"
+        )
+    return number
+
+
+def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> None:
+    """Make ``actuator`` a position actuator of ``joint`` (its spec, and ``compiled``, the
+    same joint in the compiled model) with the config's gains, limit and armature."""
+    name = joint.name
+    kp = _value(cfg.stiffness, name, "stiffness", where)
+    kd = _value(cfg.damping, name, "damping", where)
+    effort = _value(cfg.effort_limit, name, "effort_limit", where)
+    armature = _value(cfg.armature, name, "armature", where)
+    actuator.set_to_position(kp=kp, kv=kd)
+    actuator.gear[0] = 1.0
+    actuator.dyntype = mujoco.mjtDyn.mjDYN_NONE
+    limited = effort is not None and math.isfinite(effort)
+    actuator.forcelimited = (
+        mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE
+    )
+    if limited:
+        actuator.forcerange = [-effort, effort]
+    # the target is a joint position: the joint's range (radians, compiled) bounds it, and
+    # with it the action space
+    low, high = (float(x) for x in compiled.range)
+    ranged = bool(compiled.limited[0]) and low < high
+    actuator.ctrllimited = (
+        mujoco.mjtLimited.mjLIMITED_TRUE if ranged else mujoco.mjtLimited.mjLIMITED_FALSE
+    )
+    if ranged:
+        actuator.ctrlrange = [low, high]
+    if armature is not None:
+        joint.armature = armature
+
+
+def _joint_actuators(spec: mujoco.MjSpec) -> dict[str, object]:
+    """The MJCF's actuator on each joint (the first, where several share one)."""
+    found: dict[str, object] = {}
+    for actuator in spec.actuators:
+        if actuator.trntype == mujoco.mjtTrn.mjTRN_JOINT:
+            found.setdefault(actuator.target, actuator)
+    return found
+
+
+def _free_name(spec: mujoco.MjSpec, joint: str) -> str:
+    """An actuator name for ``joint`` that no actuator has: the joint's own if free."""
+    taken = {a.name for a in spec.actuators}
+    name, n = joint, 1
+    while name in taken:
+        name, n = f"{joint}_{n}", n + 1
+    return name
+
+
+def _index(spec: mujoco.MjSpec, actuator) -> int:
+    return next(i for i, a in enumerate(spec.actuators) if a.name == actuator.name)
+
+
+def _hold_keyframes(
+    spec: mujoco.MjSpec, model: mujoco.MjModel, keys: list, held: dict[int, str]
+) -> None:
+    """Each keyframe's controls after the change: a held actuator's is its joint's position
+    in the key (``model``: the robot compiled before the change), every other actuator
+    keeps its own (0 for a key that gave none)."""
+    if not keys:
+        return
+    qpos_of = {j: int(model.joint(j).qposadr[0]) for j in held.values()}
+    nu = len(spec.actuators)
+    for key, old in keys:
+        qpos = np.array(key.qpos, dtype=float)
+        ctrl = np.zeros(nu)
+        ctrl[: min(len(old), nu)] = old[:nu]
+        for index, joint in held.items():
+            ctrl[index] = qpos[qpos_of[joint]] if len(qpos) else model.qpos0[qpos_of[joint]]
+        key.ctrl = ctrl
