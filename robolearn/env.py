@@ -111,7 +111,7 @@ class ManagerBasedRLEnv:
         self.scene = Scene(cfg.scene, cfg.sim)
         engine = self.scene.engine
         # the step's substeps are known now: the Warp engines capture their graphs here
-        engine.prepare(cfg.decimation)
+        self.scene.prepare(cfg.decimation)
         self.num_envs = self.scene.num_envs
         self.device = engine.device
         self.physics_dt = engine.physics_dt
@@ -336,7 +336,7 @@ class ManagerBasedRLEnv:
         """The default state, then the reset events, then the forward pass, where ``mask``."""
         scene = self.scene
         scene.reset_to_default(mask)
-        EnvRows.of(self, mask).copy_(scene.engine.ctrl, scene.default_ctrl)
+        EnvRows.of(self, mask).copy_(scene.command, scene.default_ctrl)
         self.event_manager.apply("reset", mask)
         scene.forward(mask)
 

@@ -70,7 +70,9 @@ class ActionTerm:
         The config's ``clip`` if it has one (the manager clips to it, whatever the term
         does). Otherwise, for a term that keeps the linear map ``offset + scale x action``
         (it does not override :meth:`process_actions` or :meth:`apply_actions`), the actions
-        that reach the actuators' ``ctrlrange``, which MuJoCo clamps the controls to; with
+        that reach the actuators' command range (``ctrlrange``, which MuJoCo clamps the
+        controls to; an explicit motor model's joint range,
+        :meth:`~robolearn.scene.Scene.command_range`); with
         per-env offsets (default joint positions), the widest over the envs. A term with a
         map of its own overrides this, or its config declares a ``clip``.
         """
@@ -86,10 +88,9 @@ class ActionTerm:
         scale = float(self.cfg.scale)
         if not linear or scale == 0.0 or not math.isfinite(scale):
             return -inf, inf
-        model = self.env.scene.model
-        ids = self.actuator_ids.cpu().numpy()
-        ctrl_range = torch.as_tensor(model.actuator_ctrlrange[ids], dtype=torch.float64)
-        limited = torch.as_tensor(model.actuator_ctrllimited[ids].astype(bool))
+        ranges, limits = self.env.scene.command_range(self.actuator_ids.tolist())
+        ctrl_range = torch.as_tensor(ranges, dtype=torch.float64)
+        limited = torch.as_tensor(limits)
         offset = torch.as_tensor(self._offset(), dtype=torch.float64).cpu()
         offset = offset.reshape(-1, self.action_dim) if offset.dim() else offset
         ends = torch.stack(

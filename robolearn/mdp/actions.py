@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import mujoco
 import torch
 
 from robolearn.errors import RobolearnError
@@ -22,17 +21,18 @@ class JointPositionAction(ActionTerm):
 
     def __init__(self, cfg: JointPositionActionCfg, env: TaskEnv, name: str) -> None:
         super().__init__(cfg, env, name)
-        m = env.scene.model
         joint_of = env.scene.actuator_joint[self.actuator_ids]
+        ids = self.actuator_ids.tolist()
+        targets = env.scene.takes_position_targets(ids)
         bad = [
             env.scene.actuator_names[a]
-            for a, j in zip(self.actuator_ids.tolist(), joint_of.tolist(), strict=True)
-            if j < 0 or int(m.actuator_biastype[a]) != int(mujoco.mjtBias.mjBIAS_AFFINE)
+            for a, j, target in zip(ids, joint_of.tolist(), targets, strict=True)
+            if j < 0 or not target
         ]
         if bad:
             raise RobolearnError(
-                f"actions.{name}: joint position actions need <position> actuators on a joint; "
-                f"not such: {', '.join(bad)}"
+                f"actions.{name}: joint position actions need <position> actuators (or "
+                f"scene.actuators' position loops) on a joint; not such: {', '.join(bad)}"
             )
         self.joint_ids = joint_of
 
@@ -44,6 +44,16 @@ class JointPositionAction(ActionTerm):
 
 class JointEffortAction(ActionTerm):
     """Motor commands (force or torque after the actuator's gear)."""
+
+    def __init__(self, cfg: JointEffortActionCfg, env: TaskEnv, name: str) -> None:
+        super().__init__(cfg, env, name)
+        names = [env.scene.actuator_names[a] for a in self.actuator_ids.tolist()]
+        loops = [a for a in names if a in env.scene.explicit_actuators]
+        if loops:
+            raise RobolearnError(
+                f"actions.{name}: effort actions drive motors, and scene.actuators makes these "
+                f"position loops: {', '.join(loops)}; use a joint position action"
+            )
 
 
 @dataclass

@@ -14,14 +14,22 @@ found in any MJCF), ``terrain`` (a generated terrain's tiles in a running scene)
 ``scene`` (the Scene, its step and its state).
 """
 
-from robolearn.scene.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
+from robolearn.scene.actuators import (
+    DCMotorCfg,
+    IdealPDCfg,
+    ImplicitPDCfg,
+    pd_gains,
+    reflected_inertia,
+)
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import EntityCfg, SceneEntityCfg
 from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
 __all__ = [
+    "DCMotorCfg",
     "EntityCfg",
+    "IdealPDCfg",
     "ImplicitPDCfg",
     "Scene",
     "SceneCfg",

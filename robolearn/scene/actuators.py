@@ -1,29 +1,35 @@
 """Actuators from a robot config, not from its MJCF: which joints a motor drives, how, and
-with what limits and rotor inertia.
+with what limits, delay and rotor inertia.
 
 A robot's MJCF says how its joints are driven, and vendors and model collections say it
 differently: Unitree's own models drive every joint with a torque ``<motor>`` (the PD loop
 runs on the robot's motor drivers), MuJoCo Menagerie's use ``<position>`` actuators. An
-:class:`ImplicitPDCfg` in ``SceneCfg.actuators`` makes the joints it selects (regexes over
-the robot's joint names) position-controlled by MuJoCo itself, whatever the MJCF had there:
+entry of ``SceneCfg.actuators`` drives the joints it selects (regexes over the robot's
+joint names) its own way, whatever the MJCF had there:
 
-    torque = clip(kp (q* - q) - kd qdot, -effort_limit, effort_limit)
+* :class:`ImplicitPDCfg`: MuJoCo's position loop, ``clip(kp (q* - q) - kd qdot, +-effort)``
+  with MuJoCo integrating the damping implicitly: the fastest and most stable;
+* :class:`IdealPDCfg`: the same law computed by robolearn at every physics step and applied
+  as a motor torque, as a robot's motor driver runs it;
+* :class:`DCMotorCfg`: that loop limited by the motor's torque-speed line;
+* any of them with ``delay``: each env's targets arrive a lag of physics steps late.
 
-with ``q*`` the action's target. MuJoCo integrates the damping term implicitly, so this is
-the fastest and most stable way to run a PD loop; gains and limits are written into the
-model before it compiles, so every engine runs them. An actuator the MJCF already had on
-the joint keeps its name and its place in the actuator order (the action terms select
-actuators by name); a joint without one gets a new actuator named after the joint, after
-the MJCF's. Keyframes hold their pose: the new actuators' controls are the key's joint
-positions.
+Gains, limits and armature are written into the model before it compiles, so every engine
+runs them; the explicit models and delays run in :mod:`robolearn.scene.drive`. An actuator
+the MJCF already had on the joint keeps its name and its place in the actuator order (the
+action terms select actuators by name); a joint without one gets a new actuator named
+after the joint, after the MJCF's. Keyframes hold their pose: the new actuators' commands
+are the key's joint positions.
 
 Gains come most often from the motor's facts (:func:`reflected_inertia`,
 :func:`pd_gains`): the reflected rotor inertia is the joint's armature, and the gains give
-the joint a chosen natural frequency and damping ratio over that inertia.
+the joint a chosen natural frequency and damping ratio over that inertia. docs/actuators.md
+says when to use which.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -55,14 +61,51 @@ class ImplicitPDCfg:
     armature: PerJoint | None = None
     """Reflected rotor inertia added to the joint (kg m^2, :func:`reflected_inertia`);
     None keeps the MJCF's."""
+    delay: tuple[int, int] = (0, 0)
+    """Actuation delay, (min, max) physics steps: each env's targets reach its motors that
+    many physics steps late, a lag drawn per env at every reset (communication and driver
+    latency); (0, 0) for none."""
 
 
-def apply_actuators(spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg]) -> None:
+@dataclass
+class IdealPDCfg(ImplicitPDCfg):
+    """An explicit PD loop, evaluated in torch at every physics step and applied as a
+    torque: ``clip(kp (q* - q) - kd qdot, -effort_limit, effort_limit)``.
+
+    The same law as :class:`ImplicitPDCfg`, but integrated explicitly, as the motor driver
+    of a real robot runs it (stiff gains need a smaller physics step than the implicit
+    loop), and the base of the motor models below."""
+
+
+@dataclass
+class DCMotorCfg(IdealPDCfg):
+    """The explicit PD loop limited by a DC motor's torque-speed line: at joint speed v the
+    torque lies within ``saturation_effort x (-1 - v / velocity_limit, 1 - v /
+    velocity_limit)``, and within ``effort_limit`` (the drive's current limit).
+
+    A motor gives its stall torque at rest and none at its no-load speed: the limit that
+    makes a policy trained with an ideal PD loop too fast or too strong on the real robot.
+    """
+
+    saturation_effort: PerJoint = 0.0
+    """The motor's stall torque at the joint (N m)."""
+    velocity_limit: PerJoint = 0.0
+    """The joint's no-load speed (rad/s), > 0."""
+
+
+ActuatorCfg = ImplicitPDCfg
+"""Every actuator config is an :class:`ImplicitPDCfg` or a subclass of it."""
+
+
+def apply_actuators(
+    spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg]
+) -> list[DrivenJoint]:
     """Drive the joints each config selects as the config says (see the module docstring);
-    RobolearnError naming the config for a pattern that matches no joint, a joint claimed
-    twice, or a negative gain, limit or armature."""
+    what drives each, resolved. RobolearnError naming the config for a pattern that matches
+    no joint, a joint claimed twice, a negative gain, limit or armature, a DC motor without
+    its torque-speed line, or a delay that is not 0 <= min <= max."""
     if not actuators:
-        return
+        return []
     joints = {j.name: j for j in spec.joints if j.type in _DRIVEN and j.name}
     claimed: dict[str, str] = {}
     plan: list[tuple[str, str, ImplicitPDCfg]] = []
@@ -82,15 +125,17 @@ def apply_actuators(spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg])
     keys = [(key, np.array(key.ctrl, dtype=float)) for key in spec.keys]
     existing = _joint_actuators(spec)
     held: dict[int, str] = {}  # actuator index -> the joint whose position it holds
+    driven = []
     for joint, where, cfg in plan:
         actuator = existing.get(joint)
         if actuator is None:
             actuator = spec.add_actuator(
                 name=_free_name(spec, joint), target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT
             )
-        _drive(actuator, joints[joint], before.joint(joint), cfg, where)
+        driven.append(_drive(actuator, joints[joint], before.joint(joint), cfg, where))
         held[_index(spec, actuator)] = joint
     _hold_keyframes(spec, before, keys, held)
+    return driven
 
 
 def reflected_inertia(
@@ -176,34 +221,89 @@ def _value(value: PerJoint | None, joint: str, field: str, where: str) -> float 
     return number
 
 
-def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> None:
-    """Make ``actuator`` a position actuator of ``joint`` (its spec, and ``compiled``, the
-    same joint in the compiled model) with the config's gains, limit and armature."""
+@dataclass(frozen=True)
+class DrivenJoint:
+    """One joint as its actuator config drives it, every value resolved for the joint."""
+
+    joint: str
+    actuator: str
+    """The model's actuator on it (the MJCF's, or the one added)."""
+    explicit: bool
+    """Whether robolearn computes its torque (:class:`IdealPDCfg`, :class:`DCMotorCfg`)
+    rather than MuJoCo (:class:`ImplicitPDCfg`)."""
+    stiffness: float
+    damping: float
+    effort_limit: float
+    """inf where the config gives none."""
+    saturation_effort: float = math.inf
+    velocity_limit: float = math.inf
+    """inf for a motor without a torque-speed line."""
+    delay: tuple[int, int] = (0, 0)
+
+
+def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJoint:
+    """Make ``actuator`` drive ``joint`` (its spec, and ``compiled``, the same joint in the
+    compiled model) as ``cfg`` says: MuJoCo's position loop with the config's gains and
+    limit, or a plain torque motor whose torque robolearn computes; and set its armature."""
     name = joint.name
     kp = _value(cfg.stiffness, name, "stiffness", where)
     kd = _value(cfg.damping, name, "damping", where)
     effort = _value(cfg.effort_limit, name, "effort_limit", where)
     armature = _value(cfg.armature, name, "armature", where)
-    actuator.set_to_position(kp=kp, kv=kd)
+    explicit = isinstance(cfg, IdealPDCfg)
+    if explicit:
+        actuator.set_to_motor()
+    else:
+        actuator.set_to_position(kp=kp, kv=kd)
     actuator.gear[0] = 1.0
     actuator.dyntype = mujoco.mjtDyn.mjDYN_NONE
     limited = effort is not None and math.isfinite(effort)
-    actuator.forcelimited = (
-        mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE
-    )
+    actuator.forcelimited = _limited(limited)
     if limited:
         actuator.forcerange = [-effort, effort]
-    # the target is a joint position: the joint's range (radians, compiled) bounds it, and
-    # with it the action space
+    # MuJoCo's position target is a joint position: the joint's range (radians, compiled)
+    # bounds it, and with it the action space; an explicit motor's ctrl is its torque,
+    # which the force range bounds
     low, high = (float(x) for x in compiled.range)
-    ranged = bool(compiled.limited[0]) and low < high
-    actuator.ctrllimited = (
-        mujoco.mjtLimited.mjLIMITED_TRUE if ranged else mujoco.mjtLimited.mjLIMITED_FALSE
-    )
+    ranged = not explicit and bool(compiled.limited[0]) and low < high
+    actuator.ctrllimited = _limited(ranged)
     if ranged:
         actuator.ctrlrange = [low, high]
     if armature is not None:
         joint.armature = armature
+    driven = DrivenJoint(
+        name, actuator.name, explicit, kp, kd, math.inf if effort is None else effort,
+        delay=_delay(cfg.delay, where),
+    )  # fmt: skip
+    if isinstance(cfg, DCMotorCfg):
+        saturation = _value(cfg.saturation_effort, name, "saturation_effort", where)
+        speed = _value(cfg.velocity_limit, name, "velocity_limit", where)
+        if not saturation > 0 or not speed > 0:
+            raise RobolearnError(
+                f"{where}: a DC motor needs saturation_effort > 0 and velocity_limit > 0 "
+                f"(its stall torque and no-load speed), got {saturation} and {speed} for {name!r}"
+            )
+        driven = dataclasses.replace(driven, saturation_effort=saturation, velocity_limit=speed)
+    return driven
+
+
+def _limited(on: bool) -> mujoco.mjtLimited:
+    return mujoco.mjtLimited.mjLIMITED_TRUE if on else mujoco.mjtLimited.mjLIMITED_FALSE
+
+
+def _delay(delay: Sequence[int], where: str) -> tuple[int, int]:
+    """A config's (min, max) delay in physics steps, checked."""
+    values = tuple(delay) if isinstance(delay, Sequence) and not isinstance(delay, str) else ()
+    if (
+        len(values) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or not 0 <= values[0] <= values[1]
+    ):
+        raise RobolearnError(
+            f"{where}.delay must be [min, max] physics steps, whole numbers with "
+            f"0 <= min <= max, got {delay!r}"
+        )
+    return int(values[0]), int(values[1])
 
 
 def _joint_actuators(spec: mujoco.MjSpec) -> dict[str, object]:

@@ -4,9 +4,10 @@ sim settings, build."""
 from __future__ import annotations
 
 import mujoco
+import numpy as np
 
 from robolearn.errors import RobolearnError
-from robolearn.scene.actuators import apply_actuators
+from robolearn.scene.actuators import DrivenJoint, apply_actuators
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
@@ -17,11 +18,15 @@ from robolearn.sim.stability import check_timestep
 from robolearn.terrain import TerrainGrid, add_terrain
 
 
-def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None) -> Engine:
-    """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings, on its engine;
-    ``terrain`` (generated from ``cfg.terrain``) replaces the MJCF's ground planes."""
+def build_engine(
+    cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None
+) -> tuple[Engine, list[DrivenJoint]]:
+    """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings and its robot's
+    actuators as ``cfg.actuators`` says, on its engine; ``terrain`` (generated from
+    ``cfg.terrain``) replaces the MJCF's ground planes. Also returns how each joint that an
+    actuator config selected is driven."""
     spec = load_spec(resolve_model_path(cfg.model))
-    apply_actuators(spec, cfg.actuators)
+    driven = apply_actuators(spec, cfg.actuators)
     apply_sim_options(spec, sim)
     separate_foot_geoms(spec, cfg.feet)
     if cfg.entities:
@@ -36,7 +41,11 @@ def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None)
         check_keyframe(spec, model, cfg.keyframe)
     # before the engine allocates anything: a timestep the gains cannot follow is refused
     # up front, not found out as a blow-up in training
-    check_timestep(model, model.key(cfg.keyframe).qpos if cfg.keyframe else None)
+    explicit = np.zeros(model.nv)
+    for d in driven:
+        if d.explicit:
+            explicit[model.joint(d.joint).dofadr[0]] += d.stiffness
+    check_timestep(model, model.key(cfg.keyframe).qpos if cfg.keyframe else None, explicit)
     engine = make_engine(
         model,
         cfg.num_envs,
@@ -50,7 +59,7 @@ def build_engine(cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None)
         reserve_per_env=field_bytes_per_env(model) // 2,
     )
     engine.max_speed = float(sim.max_speed)
-    return engine
+    return engine, driven
 
 
 def apply_sim_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import mujoco
+import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError
@@ -20,6 +21,7 @@ from robolearn.scene.assembly import build_engine
 from robolearn.scene.cache import fixed, names_key, per_step
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.defaults import default_state
+from robolearn.scene.drive import Drive
 from robolearn.scene.entities import SceneEntityCfg
 from robolearn.scene.mirror import IndexMirror, body_mirror, joint_mirror
 from robolearn.scene.names import SceneNames, match_names
@@ -54,8 +56,18 @@ class Scene(SceneNames):
     def __init__(self, cfg: SceneCfg, sim: SimCfg) -> None:
         self.cfg = cfg
         grid = generate(cfg.terrain) if cfg.terrain is not None else None
-        self.engine: Engine = build_engine(cfg, sim, grid)
+        self.engine: Engine
+        self.engine, driven = build_engine(cfg, sim, grid)
         self.num_envs = self.engine.num_envs
+        self.drive = Drive(driven, self.engine.model, self.engine) if Drive.needed(driven) else None
+        """What acts between physics steps (explicit motor models, delays), or None where
+        MuJoCo drives every joint and a decimation is one engine call."""
+        self.command = self.engine.ctrl if self.drive is None else self.drive.command
+        """(N, nu) what the actuators are commanded: position targets for position loops,
+        controls for the rest. The engine's ``ctrl`` itself unless a :attr:`drive`
+        computes the controls from it at every physics step."""
+        self.explicit_actuators = frozenset(d.actuator for d in driven if d.explicit)
+        """Names of the actuators whose torque robolearn computes from a position target."""
         super().__init__(self.engine.model, self.engine.device, list(cfg.entities))
         self.default_qpos, self.default_ctrl = default_state(
             self.model, cfg.keyframe, cfg.model, self.engine.dtype, self.device
@@ -220,10 +232,20 @@ class Scene(SceneNames):
 
     # ---- the step, and the writes that change the state --------------------------------
 
+    def prepare(self, decimation: int) -> None:
+        """Ready the engine for steps of ``decimation`` substeps (the Warp engines capture
+        their graphs here): one call for them all, or one per substep with a drive."""
+        self.engine.prepare(decimation if self.drive is None else 1)
+
     def step(self, decimation: int) -> None:
-        """Advance every env's physics by ``decimation`` substeps, with the controls that
+        """Advance every env's physics by ``decimation`` substeps, with the commands that
         the action terms wrote; the per-step state is computed afresh when next read."""
-        self.engine.step(decimation)
+        if self.drive is None:
+            self.engine.step(decimation)
+        else:
+            for _ in range(decimation):
+                self.drive.apply(self.engine)
+                self.engine.step(1)
         self._step_cache.clear()
 
     def reset_to_default(self, env_mask: torch.Tensor) -> None:
@@ -231,6 +253,8 @@ class Scene(SceneNames):
         floating entity at its env's origin), at rest, without the forward pass: reset
         events change it next, then :meth:`forward` makes it consistent."""
         self.engine.reset_where(env_mask, qpos=self.default_qpos_at_origins(), forward=False)
+        if self.drive is not None:
+            self.drive.reset(env_mask, self.default_ctrl)
         self._step_cache.clear()
 
     def forward(self, env_mask: torch.Tensor) -> None:
@@ -240,10 +264,35 @@ class Scene(SceneNames):
         self._step_cache.clear()
 
     def write_ctrl(self, cols: slice | torch.Tensor, values: torch.Tensor) -> None:
-        """Set the controls of actuator columns ``cols`` for every env, (N, k) ``values``:
-        what the next :meth:`step` holds constant over its substeps."""
-        ctrl = self.engine.ctrl
-        ctrl[:, cols] = values.to(ctrl.dtype)
+        """Command actuator columns ``cols`` for every env, (N, k) ``values`` (position
+        targets for position loops): what the next :meth:`step` holds constant over its
+        substeps."""
+        command = self.command
+        command[:, cols] = values.to(command.dtype)
+
+    def takes_position_targets(self, actuator_ids: Sequence[int]) -> list[bool]:
+        """Per actuator: whether its command is a joint position target (MuJoCo's position
+        loop, or an explicit motor model), not a force."""
+        m = self.model
+        affine = int(mujoco.mjtBias.mjBIAS_AFFINE)
+        return [
+            m.actuator(a).name in self.explicit_actuators or int(m.actuator_biastype[a]) == affine
+            for a in actuator_ids
+        ]
+
+    def command_range(self, actuator_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """((k, 2) range, (k,) bool limited) of each actuator's command: its ``ctrlrange``,
+        or for an explicit motor model, whose ``ctrl`` is a torque, its joint's range."""
+        m = self.model
+        ids = list(actuator_ids)
+        ranges = np.array(m.actuator_ctrlrange[ids], dtype=float).reshape(-1, 2)
+        limited = np.array(m.actuator_ctrllimited[ids], dtype=bool).reshape(-1)
+        for k, a in enumerate(ids):
+            if m.actuator(a).name in self.explicit_actuators:
+                joint = int(m.actuator_trnid[a, 0])
+                ranges[k] = m.jnt_range[joint]
+                limited[k] = bool(m.jnt_limited[joint]) and ranges[k, 0] < ranges[k, 1]
+        return ranges, limited
 
     def _state_stamp(self) -> tuple[int, int]:
         """Torch's version counters of qpos and qvel: advanced by every in-place write

@@ -54,13 +54,19 @@ class StiffestJoint:
     """The inertia that joint moves when the others are free (1 / (M^-1)_ii)."""
 
 
-def stiffest_joint(model: mujoco.MjModel, qpos: np.ndarray | None = None) -> StiffestJoint | None:
+def stiffest_joint(
+    model: mujoco.MjModel,
+    qpos: np.ndarray | None = None,
+    explicit_stiffness: np.ndarray | None = None,
+) -> StiffestJoint | None:
     """The model's fastest spring at ``qpos`` (default: qpos0), or None when no joint is
     driven by a position gain or a joint stiffness, or the integrator steps springs
-    implicitly."""
-    if int(model.opt.integrator) == _IMPLICIT_SPRINGS:
-        return None
-    stiffness = _joint_space_stiffness(model)
+    implicitly. ``explicit_stiffness`` ((nv,)) adds position gains applied outside MuJoCo
+    (explicit motor models), which no integrator steps implicitly."""
+    implicit = int(model.opt.integrator) == _IMPLICIT_SPRINGS
+    stiffness = np.zeros(model.nv) if implicit else _joint_space_stiffness(model)
+    if explicit_stiffness is not None:
+        stiffness = stiffness + explicit_stiffness
     if not stiffness.any():
         return None
     data = mujoco.MjData(model)
@@ -80,7 +86,9 @@ def stiffest_joint(model: mujoco.MjModel, qpos: np.ndarray | None = None) -> Sti
     inertia = 1.0 / np.diag(np.linalg.inv(mass))
     own = stiffness / inertia
     dof = int(np.argmax(own))
-    edge = _EDGE.get(int(model.opt.integrator), _EDGE_DEFAULT)
+    # a torque computed outside MuJoCo is held over the whole step (RK4's stages too)
+    held = implicit or (explicit_stiffness is not None and bool(explicit_stiffness.any()))
+    edge = _EDGE_DEFAULT if held else _EDGE.get(int(model.opt.integrator), _EDGE_DEFAULT)
     joint_id = int(model.dof_jntid[dof])
     return StiffestJoint(
         frequency=frequency,
@@ -91,14 +99,19 @@ def stiffest_joint(model: mujoco.MjModel, qpos: np.ndarray | None = None) -> Sti
     )
 
 
-def check_timestep(model: mujoco.MjModel, qpos: np.ndarray | None = None) -> None:
-    """Refuse a timestep at which the model's position gains cannot be stable.
+def check_timestep(
+    model: mujoco.MjModel,
+    qpos: np.ndarray | None = None,
+    explicit_stiffness: np.ndarray | None = None,
+) -> None:
+    """Refuse a timestep at which the model's position gains (and ``explicit_stiffness``,
+    as :func:`stiffest_joint` takes it) cannot be stable.
 
     Raises:
         RobolearnError: ``model.opt.timestep`` is beyond :attr:`StiffestJoint.max_timestep`,
             naming the joint, its stiffness and inertia, and the limit.
     """
-    stiffest = stiffest_joint(model, qpos)
+    stiffest = stiffest_joint(model, qpos, explicit_stiffness)
     dt = float(model.opt.timestep)
     if stiffest is None or dt < stiffest.max_timestep:
         return

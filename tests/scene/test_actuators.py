@@ -12,7 +12,16 @@ import torch
 
 from robolearn.config import load_config, save_config
 from robolearn.errors import RobolearnError
-from robolearn.scene import ImplicitPDCfg, Scene, SceneCfg, SimCfg, pd_gains, reflected_inertia
+from robolearn.scene import (
+    DCMotorCfg,
+    IdealPDCfg,
+    ImplicitPDCfg,
+    Scene,
+    SceneCfg,
+    SimCfg,
+    pd_gains,
+    reflected_inertia,
+)
 
 # Two hinges as a vendor writes them: torque motors with a gear, a keyframe with controls;
 # the second joint has no actuator at all. No gravity, no contacts: only the PD loop acts.
@@ -143,6 +152,14 @@ def test_actuator_configs_survive_a_run_folder(tmp_path):
             "scene.actuators.a.stiffness: no pattern of ['shoulder'] matches joint 'elbow'",
         ),
         ({"a": ImplicitPDCfg(joints="(")}, "scene.actuators.a.joints: invalid regex"),
+        ({"a": ImplicitPDCfg(delay=(2, 1))}, "scene.actuators.a.delay must be [min, max]"),
+        ({"a": ImplicitPDCfg(delay=(-1, 1))}, "scene.actuators.a.delay must be [min, max]"),
+        (
+            {"a": DCMotorCfg(stiffness=5.0, saturation_effort=3.0, velocity_limit=0.0)},
+            "scene.actuators.a: a DC motor needs saturation_effort > 0 and velocity_limit > 0",
+        ),
+        # an explicit loop this stiff cannot be stable at 1 ms: refused before it blows up
+        ({"a": IdealPDCfg(stiffness=1e6)}, "sim.physics_dt 0.001 s cannot be stable"),
     ],
 )
 def test_bad_actuator_configs_are_one_line_errors(tmp_path, actuators, fragment):
@@ -165,3 +182,106 @@ def test_reflected_inertia_and_gains_from_motor_facts():
         reflected_inertia((1e-5, 1e-5), 10.0)
     with pytest.raises(RobolearnError, match="pd_gains"):
         pd_gains(0.0, 10.0, 1.0)
+
+
+# ---- explicit motor models and delay: robolearn computes the torque at every physics step
+
+
+def test_an_explicit_pd_loop_applies_the_pd_law_at_every_physics_step(tmp_path):
+    scene = arm_scene(
+        tmp_path,
+        arm=IdealPDCfg(joints=("shoulder", "elbow"), stiffness=8.0, damping=0.5, effort_limit=2.0),
+    )
+    m, engine = scene.model, scene.engine
+    # the model's actuators are plain torque motors now: robolearn gives their torque
+    assert m.actuator_biastype.tolist() == [0, 0] and m.actuator_ctrllimited.tolist() == [0, 0]
+    assert scene.takes_position_targets([0, 1]) == [True, True]
+    ranges, limited = scene.command_range([0, 1])
+    np.testing.assert_allclose(ranges[0], [-math.pi / 2, math.pi / 2])
+    assert limited.tolist() == [True, False]
+    scene.write_ctrl(slice(0, 2), torch.tensor([[0.5, -0.1]]))
+    for _ in range(5):
+        q, qd = engine.qpos[0].clone(), engine.qvel[0].clone()
+        scene.step(1)
+        expected = (8.0 * (torch.tensor([0.5, -0.1], dtype=q.dtype) - q) - 0.5 * qd).clamp(-2, 2)
+        torch.testing.assert_close(engine.ctrl[0], expected)
+        torch.testing.assert_close(engine.actuator_force[0], expected)
+
+
+def test_a_dc_motor_gives_less_torque_the_faster_it_turns(tmp_path):
+    scene = arm_scene(
+        tmp_path,
+        arm=DCMotorCfg(
+            joints="shoulder", stiffness=1000.0, effort_limit=3.0,
+            saturation_effort=4.0, velocity_limit=10.0,
+        ),
+    )  # fmt: skip
+    engine = scene.engine
+    scene.write_ctrl(slice(0, 1), torch.tensor([[1.4]]))  # far away: the limits decide
+    for speed, torque in ((0.0, 3.0), (2.5, 3.0), (5.0, 2.0), (10.0, 0.0), (-5.0, 3.0)):
+        engine.qpos[0, 0] = 0.0
+        engine.qvel[0, :] = 0.0
+        engine.qvel[0, 0] = speed
+        scene.step(1)
+        # toward the target: min(effort, saturation (1 - v / v_max)), never below 0
+        assert float(engine.ctrl[0, 0]) == pytest.approx(torque, abs=1e-6), speed
+
+
+def test_a_delay_holds_each_envs_command_back_its_own_lag(tmp_path):
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    cfg = SceneCfg(
+        model=str(path), num_envs=64, keyframe="home",
+        actuators={"arm": ImplicitPDCfg(joints="shoulder", stiffness=5.0, delay=(1, 3))},
+    )  # fmt: skip
+    scene = Scene(cfg, SimCfg(engine="cpu"))
+    everyone = torch.ones(64, dtype=torch.bool)
+    scene.reset_to_default(everyone)
+    lags = scene.drive.lag[:, 0].clone()
+    assert set(lags.tolist()) == {1, 2, 3}  # 64 draws over three lags: each one drawn
+    scene.write_ctrl(slice(0, 1), torch.full((64, 1), 0.9, dtype=torch.float64))
+    seen = []
+    for _ in range(4):
+        scene.step(1)
+        seen.append(scene.engine.ctrl[:, 0].clone())
+    # the reset's command (the key's pose, 0.4) until each env's lag has passed
+    for k, ctrl in enumerate(seen):
+        arrived = lags <= k
+        assert torch.equal(ctrl == 0.9, arrived) and bool((ctrl[~arrived] == 0.4).all())
+    # a reset draws the lags again
+    scene.reset_to_default(everyone)
+    assert not torch.equal(scene.drive.lag[:, 0], lags)
+
+
+def quadruped_on_motors(engine: str, num_envs: int):
+    """quadruped_walk with DC motors and a delay of 0-2 physics steps on every joint."""
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.registry import get_task
+
+    cfg = get_task("quadruped_walk").env_cfg()
+    cfg.scene.num_envs = num_envs
+    cfg.sim.engine = engine
+    cfg.scene.actuators = {
+        "legs": DCMotorCfg(
+            joints=".*", stiffness=25.0, damping=0.6, effort_limit=23.7,
+            saturation_effort=30.0, velocity_limit=30.0, delay=(0, 2),
+        )
+    }  # fmt: skip
+    return ManagerBasedRLEnv(cfg)
+
+
+@pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
+def test_explicit_motors_and_delays_stand_the_robot_without_host_waits(engine):
+    """The step with DC motors and delays never waits for the device (the guard fails at
+    any op that would on CUDA), and the robot stands on its motors."""
+    from robolearn.sim.host_sync import forbid_host_syncs
+
+    env = quadruped_on_motors(engine, 4)
+    action = torch.zeros(4, env.num_actions)
+    env.step(action)  # first uses fill caches once
+    waits: list[str] = []
+    with forbid_host_syncs(waits):
+        for _ in range(20):
+            env.step(action)
+    assert waits == []
+    assert bool((env.scene.root_height > 0.15).all())
