@@ -253,6 +253,27 @@ def randomize_body_mass(
     env.scene.engine.set_const_where(env_mask)
 
 
+def _mujoco_loops(env: TaskEnv, ids: torch.Tensor) -> bool:
+    """Check, once per selection, that every selected actuator is MuJoCo's position loop:
+    the gains of a motor, or of a loop robolearn computes (an explicit motor model), are
+    not in those fields, and scaling them there would add a position feedback MuJoCo then
+    applies on top."""
+    scene = env.scene
+    names = [scene.actuator_names[a] for a in ids.tolist()]
+    loops = scene.takes_position_targets(ids.tolist())
+    bad = [
+        name
+        for name, loop in zip(names, loops, strict=True)
+        if not loop or name in scene.explicit_actuators
+    ]
+    if bad:
+        raise RobolearnError(
+            f"randomize_actuator_gains scales MuJoCo position loops' kp and kv; not such: "
+            f"{', '.join(bad)} (select actuators=... to leave them out)"
+        )
+    return True
+
+
 def randomize_actuator_gains(
     env: TaskEnv,
     env_mask: torch.Tensor,
@@ -267,6 +288,7 @@ def randomize_actuator_gains(
     """
     env_mask = as_env_mask(env, env_mask)
     ids = env.scene.index("actuator", actuators)
+    fixed(env.scene, ("gain_loops", names_key(actuators)), lambda: _mujoco_loops(env, ids))
     n, k = env.num_envs, ids.numel()
     gain, bias = (
         env.scene.engine.model_field("actuator_gainprm"),

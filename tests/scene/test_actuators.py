@@ -312,3 +312,14 @@ def test_a_task_with_a_bad_actuator_config_is_one_line_and_exit_2(tmp_path):
     )  # fmt: skip
     one_line_error(result, "scene.actuators.hips: joint 'FL_hip' is driven by scene.actuators.legs")
     assert not logs.exists() or not any(logs.rglob("*"))
+
+
+def test_gain_randomization_refuses_motors_whose_gains_robolearn_computes():
+    """randomize_actuator_gains scales MuJoCo's kp and kv in the model; on an explicit
+    motor model it would add a position feedback of its own, so it is an error."""
+    from robolearn import mdp
+
+    env = quadruped_on_motors("cpu", 2)
+    everyone = torch.ones(2, dtype=torch.bool)
+    with pytest.raises(RobolearnError, match="randomize_actuator_gains scales MuJoCo position"):
+        mdp.randomize_actuator_gains(env, everyone, (0.9, 1.1), (0.9, 1.1))
