@@ -15,6 +15,7 @@ thousands). Called by hand, these terms also take env indices, as Isaac Lab's ``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -251,6 +252,81 @@ def randomize_body_mass(
     # subtree masses and inverse weights from body_mass once; recompute them (for the
     # masked envs: on the Warp engines, for all, with no wait)
     env.scene.engine.set_const_where(env_mask)
+
+
+JOINT_FIELDS = {
+    "armature": "dof_armature",
+    "damping": "dof_damping",
+    "friction": "dof_frictionloss",
+}
+"""The joint parameters :func:`randomize_joint_parameters` draws, and their model fields."""
+
+
+def randomize_joint_parameters(
+    env: TaskEnv,
+    env_mask: torch.Tensor,
+    joints: str | Sequence[str] = ".*",
+    armature_range: tuple[float, float] | None = None,
+    damping_range: tuple[float, float] | None = None,
+    friction_range: tuple[float, float] | None = None,
+    operation: str = "scale",
+) -> None:
+    """Per-env armature (reflected rotor inertia), viscous damping and dry friction loss of
+    ``joints``: the model's value x uniform(range) (``scale``) or + it (``add``), one draw
+    per joint per env; a range left None leaves that parameter as it is.
+
+    The motor-side parameters a real robot's joints differ in from unit to unit and with
+    wear, and which no robot's MJCF knows exactly. Every value drawn must be >= 0, which the
+    ranges are checked for before anything is written.
+    """
+    env_mask = as_env_mask(env, env_mask)
+    ranges = {"armature": armature_range, "damping": damping_range, "friction": friction_range}
+    dof_ids = fixed(
+        env.scene,
+        ("joint_parameters", names_key(joints), operation, tuple(map(_key, ranges.values()))),
+        lambda: _joint_parameter_dofs(env, joints, ranges, operation),
+    )
+    for name, bounds in ranges.items():
+        if bounds is None:
+            continue
+        field = JOINT_FIELDS[name]
+        nominal = env.scene.nominal(field)[dof_ids]
+        draw = sample_uniform(*bounds, (env.num_envs, dof_ids.numel()), env.device)
+        value = nominal * draw if operation == "scale" else nominal + draw
+        _write_rows(env.scene.engine.model_field(field), dof_ids, env_mask, value.clamp(min=0.0))
+    if armature_range is not None:
+        # MuJoCo folds armature into the constant part of the mass matrix it derives once
+        # (a write alone changed nothing in the physics, measured): derive it again
+        env.scene.engine.set_const_where(env_mask)
+
+
+def _key(bounds) -> tuple | None:
+    return None if bounds is None else tuple(bounds)
+
+
+def _joint_parameter_dofs(env: TaskEnv, joints, ranges: dict, operation: str) -> torch.Tensor:
+    """The dofs of ``joints`` (on the device), once the ranges are checked: every value they
+    can draw is >= 0 (found once per selection, from the compiled model on the host)."""
+    if operation not in ("add", "scale"):
+        raise RobolearnError(
+            f"randomize_joint_parameters: operation must be add or scale, got {operation!r}"
+        )
+    scene = env.scene
+    dofs = scene.joint_columns(joints).dofs
+    ids = list(range(dofs.start, dofs.stop)) if isinstance(dofs, slice) else dofs.cpu().tolist()
+    for name, bounds in ranges.items():
+        if bounds is None:
+            continue
+        low, high = (float(b) for b in bounds)
+        nominal = getattr(scene.model, JOINT_FIELDS[name])[ids]
+        floor = 0.0 if operation == "scale" else -float(nominal.min())
+        if not (math.isfinite(low) and math.isfinite(high) and floor <= low <= high):
+            what = "scales >= 0" if operation == "scale" else f"offsets >= {floor:g}"
+            raise RobolearnError(
+                f"randomize_joint_parameters.{name}_range must be [low, high] with low <= "
+                f"high and {what} (a joint's {name} is never negative), got {list(bounds)}"
+            )
+    return torch.tensor(ids, dtype=torch.long, device=env.device)
 
 
 def _mujoco_loops(env: TaskEnv, ids: torch.Tensor) -> bool:

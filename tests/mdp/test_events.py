@@ -200,3 +200,53 @@ def test_randomize_actuator_gains_scales_kp_and_kv_in_the_physics(fresh_humanoid
     hips = [m.actuator("left_hip_pitch").id]
     gain = e.model_field("actuator_gainprm")
     assert gain[0, hips, 0].tolist() == m.actuator_gainprm[hips, 0].tolist()
+
+
+def test_randomize_joint_parameters_draws_per_env_and_the_physics_feels_it(geared_slider):
+    env = geared_slider
+    e = env.scene.engine
+    slide = int(e.model.joint("slide").dofadr[0])
+    env0 = torch.tensor([0])
+    mdp.randomize_joint_parameters(
+        env, env0, joints="slide", damping_range=(4.0, 4.0), operation="add"
+    )
+    assert e.model_field("dof_damping")[:, slide].tolist() == [4.0, 0.0]  # env 0 alone
+    # a second draw starts from the model's value again, it does not add to the first
+    mdp.randomize_joint_parameters(
+        env, env0, joints="slide", damping_range=(4.0, 4.0), armature_range=(0.5, 0.5),
+        operation="add",
+    )  # fmt: skip
+    assert e.model_field("dof_damping")[:, slide].tolist() == [4.0, 0.0]
+    assert e.model_field("dof_armature")[:, slide].tolist() == [0.5, 0.0]
+    # the same push: the damped, heavier cart (1 kg + 0.5 armature) slows, the other coasts
+    qvel = torch.zeros_like(e.qvel)
+    qvel[:, slide] = 1.0
+    set_state(env, e.qpos.clone(), qvel)
+    env.scene.step(50)  # 0.1 s
+    fast = e.qvel[:, slide].tolist()
+    assert fast[1] == pytest.approx(1.0) and fast[0] == pytest.approx(
+        math.exp(-4.0 / 1.5 * 0.1), rel=0.02
+    )
+    # scales draw around the model's value, one draw per env
+    mdp.randomize_joint_parameters(env, torch.ones(2, dtype=torch.bool), friction_range=(0.0, 2.0))
+    assert e.model_field("dof_frictionloss")[:, slide].tolist() == [0.0, 0.0]  # 0 x anything
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        (
+            {"damping_range": (-1.0, 2.0)},
+            "damping_range must be [low, high] with low <= high and scales >= 0",
+        ),
+        ({"armature_range": (-0.1, 0.0), "operation": "add"}, "armature_range must be [low, high]"),
+        ({"damping_range": (2.0, 1.0)}, "damping_range must be [low, high]"),
+        ({"damping_range": (1.0, 2.0), "operation": "mul"}, "operation must be add or scale"),
+    ],
+)
+def test_randomize_joint_parameters_refuses_ranges_that_could_go_negative(
+    geared_slider, params, fragment
+):
+    with pytest.raises(RobolearnError) as err:
+        mdp.randomize_joint_parameters(geared_slider, torch.tensor([0]), joints="slide", **params)
+    assert fragment in str(err.value)
