@@ -93,10 +93,6 @@ class DCMotorCfg(IdealPDCfg):
     """The joint's no-load speed (rad/s), > 0."""
 
 
-ActuatorCfg = ImplicitPDCfg
-"""Every actuator config is an :class:`ImplicitPDCfg` or a subclass of it."""
-
-
 def apply_actuators(
     spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg]
 ) -> list[DrivenJoint]:
