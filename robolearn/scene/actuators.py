@@ -120,6 +120,14 @@ def apply_actuators(
     before = spec.compile()
     keys = [(key, np.array(key.ctrl, dtype=float)) for key in spec.keys]
     existing = _joint_actuators(spec)
+    for joint, where, _ in plan:
+        on_it = [a.name for a in spec.actuators if _drives(a, joint)]
+        if len(on_it) > 1:
+            raise RobolearnError(
+                f"{where}: joint {joint!r} has {len(on_it)} actuators in the MJCF "
+                f"({', '.join(on_it)}); an actuator config replaces one, and the others would "
+                "drive it too: remove them from the MJCF or leave the joint out"
+            )
     held: dict[int, str] = {}  # actuator index -> the joint whose position it holds
     driven = []
     for joint, where, cfg in plan:
@@ -302,8 +310,12 @@ def _delay(delay: Sequence[int], where: str) -> tuple[int, int]:
     return int(values[0]), int(values[1])
 
 
+def _drives(actuator, joint: str) -> bool:
+    return actuator.trntype == mujoco.mjtTrn.mjTRN_JOINT and actuator.target == joint
+
+
 def _joint_actuators(spec: mujoco.MjSpec) -> dict[str, object]:
-    """The MJCF's actuator on each joint (the first, where several share one)."""
+    """The MJCF's actuator on each joint."""
     found: dict[str, object] = {}
     for actuator in spec.actuators:
         if actuator.trntype == mujoco.mjtTrn.mjTRN_JOINT:

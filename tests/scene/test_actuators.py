@@ -323,3 +323,16 @@ def test_gain_randomization_refuses_motors_whose_gains_robolearn_computes():
     everyone = torch.ones(2, dtype=torch.bool)
     with pytest.raises(RobolearnError, match="randomize_actuator_gains scales MuJoCo position"):
         mdp.randomize_actuator_gains(env, everyone, (0.9, 1.1), (0.9, 1.1))
+
+
+def test_a_joint_with_two_mjcf_actuators_is_refused_rather_than_driven_twice(tmp_path):
+    path = tmp_path / "arm.xml"
+    path.write_text(
+        ARM.replace("</actuator>", '<velocity name="brake" joint="shoulder"/></actuator>')
+    )
+    cfg = SceneCfg(model=str(path), num_envs=1, actuators={"a": ImplicitPDCfg(joints="shoulder")})
+    with pytest.raises(
+        RobolearnError,
+        match=r"joint 'shoulder' has 2 actuators in the MJCF \(shoulder_motor, brake\)",
+    ):
+        Scene(cfg, SimCfg(engine="cpu"))
