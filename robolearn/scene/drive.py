@@ -54,7 +54,7 @@ class Drive:
         self._kp, self._kd = column("stiffness"), column("damping")
         self._effort = column("effort_limit")
         self._saturation, self._speed = column("saturation_effort"), column("velocity_limit")
-        self._dc = bool(any(math.isfinite(d.velocity_limit) for d in explicit))
+        self._dc = any(math.isfinite(d.velocity_limit) for d in explicit)
         self._init_delay(driven, model, n, nu, dev, dtype)
 
     @staticmethod
@@ -91,13 +91,15 @@ class Drive:
     # ---- delay -----------------------------------------------------------------------
 
     def _init_delay(self, driven, model, n: int, nu: int, dev, dtype) -> None:
-        lo = torch.zeros(nu, dtype=torch.long, device=dev)
-        hi = torch.zeros(nu, dtype=torch.long, device=dev)
+        # the lags' bounds per actuator, known on the host: no device read to size the ring
+        low, high = [0] * nu, [0] * nu
         for d in driven:
-            lo[model.actuator(d.actuator).id], hi[model.actuator(d.actuator).id] = d.delay
-        depth = int(hi.max()) + 1 if nu else 1
+            low[model.actuator(d.actuator).id], high[model.actuator(d.actuator).id] = d.delay
+        depth = max(high, default=0) + 1
         self._history = torch.zeros(depth, n, nu, dtype=dtype, device=dev) if depth > 1 else None
-        self._lag_low, self._lag_span = lo, hi - lo + 1
+        self._lag_low = torch.tensor(low, dtype=torch.long, device=dev)
+        self._lag_span = torch.tensor([h - lo + 1 for lo, h in zip(low, high, strict=True)],
+                                      dtype=torch.long, device=dev)  # fmt: skip
         self.lag = torch.zeros(n, nu, dtype=torch.long, device=dev)
         """(N, nu) each env's delay of each actuator, physics steps, drawn at its reset."""
         self._step = 0
