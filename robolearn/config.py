@@ -263,10 +263,11 @@ def _import_name(obj: Any) -> str:
 MOVED = {
     "robolearn.managers.action": "robolearn.mdp.actions",
     "robolearn.managers.command": "robolearn.mdp.commands",
+    "robolearn.mdp.events": "robolearn.mdp.motor_events",
 }
 """Modules some saved names lived in, and where those names live now: the concrete action
 and command terms moved to the term library, and the run folders written before keep
-loading (``params/``, ``--from``, ``play``)."""
+loading (``params/``, ``--from``, ``play``); so did the motor randomizations."""
 
 
 def _import(path: Any, where: str) -> Any:

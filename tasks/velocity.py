@@ -232,11 +232,13 @@ _warned: set[tuple[str, float]] = set()
 
 
 def velocity_play_cfg(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
-    """The play variant of a family task's config: 64 envs, no observation noise, no pushes,
-    no curriculum (``cfg`` is changed and returned)."""
+    """The play variant of a family task's config: 64 envs, no observation or action noise,
+    no pushes, no curriculum (``cfg`` is changed and returned)."""
     cfg.scene.num_envs = 64
     for group in cfg.observations.values():
         group.enable_corruption = False
+    for action in cfg.actions.values():
+        action.noise_std = None
     cfg.events.pop("push", None)
     cfg.curriculum = {}
     return cfg

@@ -56,6 +56,11 @@ class ActionTerm:
         self._ctrl_cols = columns(self.actuator_ids)
         self.raw_actions = torch.zeros(env.num_envs, self.action_dim, device=env.device)
         self.processed_actions = torch.zeros_like(self.raw_actions)
+        self.noise_std: torch.Tensor | None = None
+        """(N, 1) each env's action noise, drawn at its reset (``cfg.noise_std``), or None."""
+        if cfg.noise_std is not None:
+            self._noise_bounds = _noise_bounds(cfg.noise_std, name)
+            self.noise_std = torch.zeros(env.num_envs, 1, device=env.device)
 
     def process_actions(self, actions: torch.Tensor) -> None:
         """Turn this term's slice of the policy's action (already clipped to the config's
@@ -110,9 +115,20 @@ class ActionTerm:
         """Write ``processed_actions`` into the scene's controls of this term's actuators."""
         self.env.scene.write_ctrl(self._ctrl_cols, self.processed_actions)
 
+    def add_noise(self) -> None:
+        """Add each env's gaussian noise to ``processed_actions`` (called by the manager
+        after :meth:`process_actions`, where ``cfg.noise_std`` is set)."""
+        noise = torch.randn_like(self.processed_actions).mul_(self.noise_std)
+        self.processed_actions.add_(noise)
+
     def reset(self, env_mask: torch.Tensor) -> None:
-        """Forget the last action of the envs where ``env_mask`` ((N,) bool) is true."""
+        """Forget the last action of the envs where ``env_mask`` ((N,) bool) is true, and
+        draw their action noise."""
         EnvRows.of(self.env, env_mask).fill_(self.raw_actions, 0.0)
+        if self.noise_std is not None:
+            low, high = self._noise_bounds
+            draw = torch.rand_like(self.noise_std).mul_(high - low).add_(low)
+            self.noise_std.copy_(torch.where(env_mask.unsqueeze(-1), draw, self.noise_std))
 
     def debug_markers(self, env_id: int) -> list[Marker]:
         """What viewers and videos draw for env ``env_id`` (e.g. a target pose as a
@@ -132,9 +148,27 @@ class ActionTermCfg:
     """Clip the policy's raw action to (low, high) before the term sees it (so before
     scaling); it is then the term's action bound (gymnasium's action space). None: no
     clip, and the bound comes from the actuators' ``ctrlrange``."""
+    noise_std: tuple[float, float] | None = None
+    """Action noise: gaussian noise added to the processed action (in the actuators'
+    units: rad of position target), its std drawn per env at every reset from [low, high]:
+    a real robot's motors never do exactly what they are told. None for none; a play
+    variant turns it off."""
     class_type: type[ActionTerm] | None = None
     """The :class:`ActionTerm` subclass built from this config; the built-in configs set
     theirs, and a subclass of one inherits it."""
+
+
+def _noise_bounds(noise_std: object, name: str) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in noise_std)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
+        raise RobolearnError(
+            f"actions.{name}.noise_std must be [low, high] standard deviations with "
+            f"0 <= low <= high, got {noise_std!r}"
+        )
+    return low, high
 
 
 class ActionManager(ClassTermManager[ActionTerm]):
@@ -170,6 +204,8 @@ class ActionManager(ClassTermManager[ActionTerm]):
                 # here rather than in the term, so that the bound holds for any term class
                 part = part.clamp(*term.cfg.clip)
             term.process_actions(part)
+            if term.noise_std is not None:
+                term.add_noise()
             start += term.action_dim
 
     def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,9 +1,9 @@
 """Observations: groups of terms (e.g. ``policy`` and ``critic``), each a flat float32 tensor.
 
-Per term, in this order: compute, add noise (if the group enables corruption), clip, scale,
-then keep a history of ``history_length`` steps (oldest first, flattened). A group
-concatenates its terms along the last dimension in config order. The noise of a group's
-terms is one draw per step (per kind of noise), not one per term.
+Per term, in this order: compute, delay (``latency``), add noise (if the group enables
+corruption), clip, scale, then keep a history of ``history_length`` steps (oldest first,
+flattened). A group concatenates its terms along the last dimension in config order. The
+noise of a group's terms is one draw per step (per kind of noise), not one per term.
 """
 
 from __future__ import annotations
@@ -63,6 +63,10 @@ class ObservationTermCfg(TermCfg):
     """Multiply by this after clipping."""
     history_length: int = 0
     """Keep the last N values (flattened, oldest first); 0 for the current value only."""
+    latency: tuple[int, int] = (0, 0)
+    """Observation latency, (min, max) env steps: each env reads the value this many steps
+    old, a lag drawn per env at every reset (a real robot's sensor bus and estimator
+    deliver state late); (0, 0) for none. Applied to the term's value before noise."""
     mirror: str | Callable[..., Any] | None = None
     """How the term's columns mirror left-right, for symmetry augmentation: a rule's name
     (``vector``, ``axial``, ``joints``...) or a function; None for a built-in term's own
@@ -101,6 +105,59 @@ class _History:
         self.fresh |= env_mask
 
 
+class _Latency:
+    """The last ``max + 1`` values of one term, per env, and each env's lag into them."""
+
+    def __init__(self, bounds: tuple[int, int], value: torch.Tensor) -> None:
+        self.low, high = bounds
+        self.span = high - self.low + 1
+        self.buffer = value.unsqueeze(0).repeat(high + 1, 1, 1)
+        n = value.shape[0]
+        self.lag = torch.full((n,), self.low, dtype=torch.long, device=value.device)
+        """(N,) each env's lag, env steps."""
+        self.fresh = torch.ones(n, dtype=torch.bool, device=value.device)
+        self.step = 0
+
+    def push(self, value: torch.Tensor) -> torch.Tensor:
+        """Keep ``value`` (N, k); each env's value of ``lag`` steps ago (the first value
+        after a reset until the lag has passed: an episode never reads the one before)."""
+        depth = self.buffer.shape[0]
+        slot = self.step % depth
+        self.buffer[slot] = value
+        self.buffer = torch.where(self.fresh[None, :, None], value.unsqueeze(0), self.buffer)
+        self.fresh.zero_()
+        index = ((self.step - self.lag) % depth).view(1, -1, 1).expand(1, *value.shape)
+        self.step += 1
+        return self.buffer.gather(0, index).squeeze(0)
+
+    def peek(self, value: torch.Tensor) -> torch.Tensor:
+        """What :meth:`push` would return for ``value``, keeping nothing."""
+        depth = self.buffer.shape[0]
+        index = ((self.step - self.lag) % depth).view(1, -1, 1).expand(1, *value.shape)
+        old = self.buffer.gather(0, index).squeeze(0)
+        return torch.where(((self.lag == 0) | self.fresh).unsqueeze(-1), value, old)
+
+    def reset(self, env_mask: torch.Tensor) -> None:
+        draw = torch.rand(env_mask.shape[0], device=env_mask.device)
+        lag = self.low + (draw * self.span).long().clamp(max=self.span - 1)
+        self.lag = torch.where(env_mask, lag, self.lag)
+        self.fresh |= env_mask
+
+
+def _check_latency(latency: object, where: str) -> tuple[int, int]:
+    values = tuple(latency) if isinstance(latency, tuple | list) else ()
+    if (
+        len(values) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or not 0 <= values[0] <= values[1]
+    ):
+        raise RobolearnError(
+            f"{where}.latency must be [min, max] env steps, whole numbers with "
+            f"0 <= min <= max, got {latency!r}"
+        )
+    return int(values[0]), int(values[1])
+
+
 class _Group:
     """One observation group: its terms in order, their histories and widths."""
 
@@ -118,11 +175,23 @@ class _Group:
         self._slices: list[slice] = []
         """Each term's columns before histories (the terms' own widths are fixed)."""
         self._noise: _GroupNoise | None = None
+        self.latencies: dict[str, _Latency] = {}
+        """The delayed terms' rings, made at their first value."""
+        self._lags = {
+            term: lag
+            for term, tcfg, _ in self.terms
+            if (lag := _check_latency(tcfg.latency, f"observations.{name}.{term}"))[1] > 0
+        }
 
     def compute(self, raw: dict[tuple, torch.Tensor], update_history: bool) -> torch.Tensor:
         """The group's (num_envs, dim) float32 tensor; ``raw`` holds the terms' outputs
         that groups computed earlier in the same call, to be shared."""
         values = [self._raw(name, tcfg, fn, raw) for name, tcfg, fn in self.terms]
+        if self._lags:
+            values = [
+                self._delayed(name, value, update_history) if name in self._lags else value
+                for (name, _, _), value in zip(self.terms, values, strict=True)
+            ]
         if not self._slices:
             start = 0
             for value in values:
@@ -189,11 +258,21 @@ class _Group:
             history = self.histories[name] = _History(length, n, dim, value.device)
         return history.push(value) if update_history else value.repeat(1, length)
 
+    def _delayed(self, name: str, value: torch.Tensor, update: bool) -> torch.Tensor:
+        """The term's value as each env reads it, ``lag`` steps late; ``update`` false (an
+        extra read, such as the final observation before a reset) reads without keeping."""
+        latency = self.latencies.get(name)
+        if latency is None:  # at the manager's first compute, before any reset
+            latency = self.latencies[name] = _Latency(self._lags[name], value)
+        return latency.push(value) if update else latency.peek(value)
+
     def reset(self, env_mask: torch.Tensor) -> None:
         """Start the histories of the envs where ``env_mask`` is true afresh and reset
         their class terms."""
         for history in self.histories.values():
             history.reset(env_mask)
+        for latency in self.latencies.values():
+            latency.reset(env_mask)
         for _, _, fn in self.terms:
             reset_term(fn, env_mask)
 

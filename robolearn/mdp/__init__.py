@@ -20,13 +20,17 @@ from robolearn.mdp.commands import (
 from robolearn.mdp.curriculums import command_velocity_levels, terrain_levels
 from robolearn.mdp.events import (
     push_by_setting_velocity,
-    randomize_actuator_gains,
+    randomize_body_com,
     randomize_body_mass,
     randomize_friction,
-    randomize_joint_parameters,
     reset_joints_by_offset,
     reset_joints_by_scale,
     reset_root_state_uniform,
+)
+from robolearn.mdp.motor_events import (
+    randomize_actuator_gains,
+    randomize_effort_limits,
+    randomize_joint_parameters,
 )
 from robolearn.mdp.observations import (
     base_ang_vel,
@@ -71,6 +75,7 @@ from robolearn.mdp.rewards import (
     undesired_contacts,
     upright,
 )
+from robolearn.mdp.sensor_events import randomize_encoder_bias, randomize_imu_mounting
 from robolearn.mdp.terminations import (
     bad_orientation,
     base_height_below,
@@ -131,8 +136,12 @@ __all__ = [
     "projected_gravity",
     "push_by_setting_velocity",
     "randomize_actuator_gains",
+    "randomize_body_com",
     "randomize_body_mass",
+    "randomize_effort_limits",
+    "randomize_encoder_bias",
     "randomize_friction",
+    "randomize_imu_mounting",
     "randomize_joint_parameters",
     "reset_joints_by_offset",
     "reset_joints_by_scale",

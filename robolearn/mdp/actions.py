@@ -37,9 +37,18 @@ class JointPositionAction(ActionTerm):
         self.joint_ids = joint_of
 
     def _offset(self) -> torch.Tensor | float:
-        if not self.cfg.use_default_offset:
-            return 0.0
-        return self.env.scene.default_joint_pos.index_select(1, self.joint_ids)
+        scene = self.env.scene
+        offset = (
+            scene.default_joint_pos.index_select(1, self.joint_ids)
+            if self.cfg.use_default_offset
+            else 0.0
+        )
+        bias = scene.sensor_errors.encoder_bias
+        if bias is not None:
+            # the target is in the encoders' readings, which the motor driver closes its
+            # loop on: the joint itself settles a bias away from it
+            offset = offset - bias.index_select(1, self.joint_ids)
+        return offset
 
 
 class JointEffortAction(ActionTerm):

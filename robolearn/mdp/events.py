@@ -236,147 +236,65 @@ def randomize_body_mass(
     operation: str = "add",
 ) -> None:
     """Mass of ``bodies`` = nominal + uniform(mass_range) kg (``add``) or nominal x it
-    (``scale``); one draw per body per env."""
+    (``scale``); one draw per body per env. A range that could make a mass 0 or negative is
+    refused before anything is written."""
     env_mask = as_env_mask(env, env_mask)
-    if operation not in ("add", "scale"):
-        raise RobolearnError(
-            f"randomize_body_mass: operation must be add or scale, got {operation!r}"
-        )
-    ids = env.scene.index("body", bodies)
+    key = ("body_mass", names_key(bodies), tuple(mass_range), operation)
+    ids = fixed(env.scene, key, lambda: _mass_bodies(env, bodies, mass_range, operation))
     nominal = env.scene.nominal("body_mass")[ids]
     draw = sample_uniform(*mass_range, (env.num_envs, ids.numel()), env.device)
     mass = nominal + draw if operation == "add" else nominal * draw
     field = env.scene.engine.model_field("body_mass")
-    _write_rows(field, ids, env_mask, mass.clamp(min=1e-3))
+    _write_rows(field, ids, env_mask, mass)
     # MuJoCo derives the mass matrix of "simple" bodies (a free body with one geom), the
     # subtree masses and inverse weights from body_mass once; recompute them (for the
     # masked envs: on the Warp engines, for all, with no wait)
     env.scene.engine.set_const_where(env_mask)
 
 
-JOINT_FIELDS = {
-    "armature": "dof_armature",
-    "damping": "dof_damping",
-    "friction": "dof_frictionloss",
-}
-"""The joint parameters :func:`randomize_joint_parameters` draws, and their model fields."""
-
-
-def randomize_joint_parameters(
-    env: TaskEnv,
-    env_mask: torch.Tensor,
-    joints: str | Sequence[str] = ".*",
-    armature_range: tuple[float, float] | None = None,
-    damping_range: tuple[float, float] | None = None,
-    friction_range: tuple[float, float] | None = None,
-    operation: str = "scale",
-) -> None:
-    """Per-env armature (reflected rotor inertia), viscous damping and dry friction loss of
-    ``joints``: the model's value x uniform(range) (``scale``) or + it (``add``), one draw
-    per joint per env; a range left None leaves that parameter as it is.
-
-    The motor-side parameters a real robot's joints differ in from unit to unit and with
-    wear, and which no robot's MJCF knows exactly. Every value drawn must be >= 0, which the
-    ranges are checked for before anything is written.
-    """
-    env_mask = as_env_mask(env, env_mask)
-    ranges = {"armature": armature_range, "damping": damping_range, "friction": friction_range}
-    dof_ids = fixed(
-        env.scene,
-        ("joint_parameters", names_key(joints), operation, tuple(map(_key, ranges.values()))),
-        lambda: _joint_parameter_dofs(env, joints, ranges, operation),
-    )
-    for name, bounds in ranges.items():
-        if bounds is None:
-            continue
-        field = JOINT_FIELDS[name]
-        nominal = env.scene.nominal(field)[dof_ids]
-        draw = sample_uniform(*bounds, (env.num_envs, dof_ids.numel()), env.device)
-        value = nominal * draw if operation == "scale" else nominal + draw
-        _write_rows(env.scene.engine.model_field(field), dof_ids, env_mask, value.clamp(min=0.0))
-    if armature_range is not None:
-        # MuJoCo folds armature into the constant part of the mass matrix it derives once
-        # (a write alone changed nothing in the physics, measured): derive it again
-        env.scene.engine.set_const_where(env_mask)
-
-
-def _key(bounds) -> tuple | None:
-    return None if bounds is None else tuple(bounds)
-
-
-def _joint_parameter_dofs(env: TaskEnv, joints, ranges: dict, operation: str) -> torch.Tensor:
-    """The dofs of ``joints`` (on the device), once the ranges are checked: every value they
-    can draw is >= 0 (found once per selection, from the compiled model on the host)."""
+def _mass_bodies(env: TaskEnv, bodies, mass_range, operation: str) -> torch.Tensor:
+    """The bodies' ids, once the range is checked to keep every mass > 0."""
     if operation not in ("add", "scale"):
         raise RobolearnError(
-            f"randomize_joint_parameters: operation must be add or scale, got {operation!r}"
+            f"randomize_body_mass: operation must be add or scale, got {operation!r}"
         )
-    scene = env.scene
-    dofs = scene.joint_columns(joints).dofs
-    ids = list(range(dofs.start, dofs.stop)) if isinstance(dofs, slice) else dofs.cpu().tolist()
-    for name, bounds in ranges.items():
-        if bounds is None:
-            continue
-        low, high = (float(b) for b in bounds)
-        nominal = getattr(scene.model, JOINT_FIELDS[name])[ids]
-        floor = 0.0 if operation == "scale" else -float(nominal.min())
-        if not (math.isfinite(low) and math.isfinite(high) and floor <= low <= high):
-            what = "scales >= 0" if operation == "scale" else f"offsets >= {floor:g}"
-            raise RobolearnError(
-                f"randomize_joint_parameters.{name}_range must be [low, high] with low <= "
-                f"high and {what} (a joint's {name} is never negative), got {list(bounds)}"
-            )
-    return torch.tensor(ids, dtype=torch.long, device=env.device)
-
-
-def _mujoco_loops(env: TaskEnv, ids: torch.Tensor) -> bool:
-    """Check, once per selection, that every selected actuator is MuJoCo's position loop:
-    the gains of a motor, or of a loop robolearn computes (an explicit motor model), are
-    not in those fields, and scaling them there would add a position feedback MuJoCo then
-    applies on top."""
-    scene = env.scene
-    names = [scene.actuator_names[a] for a in ids.tolist()]
-    loops = scene.takes_position_targets(ids.tolist())
-    bad = [
-        name
-        for name, loop in zip(names, loops, strict=True)
-        if not loop or name in scene.explicit_actuators
-    ]
-    if bad:
+    ids = env.scene.index("body", bodies)
+    lightest = float(env.scene.model.body_mass[ids.cpu().numpy()].min())
+    try:
+        low, high = (float(b) for b in mass_range)
+    except (TypeError, ValueError):
+        low = high = math.nan
+    floor = 0.0 if operation == "scale" else -lightest
+    if not (math.isfinite(low) and math.isfinite(high) and floor < low <= high):
+        what = "scales > 0" if operation == "scale" else f"offsets > {floor:g} kg"
         raise RobolearnError(
-            f"randomize_actuator_gains scales MuJoCo position loops' kp and kv; not such: "
-            f"{', '.join(bad)} (select actuators=... to leave them out)"
+            f"randomize_body_mass.mass_range must be [low, high] with low <= high and {what} "
+            f"(a body's mass stays > 0; the lightest selected is {lightest:g} kg), got "
+            f"{mass_range!r}"
         )
-    return True
+    return ids
 
 
-def randomize_actuator_gains(
+def randomize_body_com(
     env: TaskEnv,
     env_mask: torch.Tensor,
-    stiffness_scale: tuple[float, float],
-    damping_scale: tuple[float, float],
-    actuators: str | Sequence[str] = ".*",
+    bodies: str | Sequence[str],
+    com_range: dict[str, tuple[float, float]],
 ) -> None:
-    """Scale the kp and kv of ``<position>`` actuators by uniform draws, per actuator per env.
-
-    A position actuator's force is kp (ctrl - q) - kv qdot: gainprm[0] = kp,
-    biasprm[1] = -kp, biasprm[2] = -kv.
-    """
+    """Center of mass of ``bodies`` = the model's + a uniform offset in the body's frame (m,
+    axes ``x, y, z``), one draw per body per env: a robot's real mass distribution (its
+    battery, cables, payload) is never the CAD's."""
     env_mask = as_env_mask(env, env_mask)
-    ids = env.scene.index("actuator", actuators)
-    fixed(env.scene, ("gain_loops", names_key(actuators)), lambda: _mujoco_loops(env, ids))
-    n, k = env.num_envs, ids.numel()
-    gain, bias = (
-        env.scene.engine.model_field("actuator_gainprm"),
-        env.scene.engine.model_field("actuator_biasprm"),
-    )
-    kp = env.scene.nominal("actuator_gainprm")[ids, 0] * sample_uniform(
-        *stiffness_scale, (n, k), env.device
-    )
-    kv = -env.scene.nominal("actuator_biasprm")[ids, 2] * sample_uniform(
-        *damping_scale, (n, k), env.device
-    )
-    gain_kp, bias_kp, bias_kv = gain[:, :, 0], bias[:, :, 1], bias[:, :, 2]  # views
-    _write_rows(gain_kp, ids, env_mask, kp)
-    _write_rows(bias_kp, ids, env_mask, -kp)
-    _write_rows(bias_kv, ids, env_mask, -kv)
+    unknown = set(com_range) - {"x", "y", "z"}
+    if unknown:
+        raise RobolearnError(
+            f"randomize_body_com.com_range: unknown axes {sorted(unknown)}; valid: x, y, z"
+        )
+    ids = env.scene.index("body", bodies)
+    low, width = _axis_ranges(com_range, "randomize_body_com.com_range", env.device)
+    draw = torch.addcmul(low[:3], width[:3], torch.rand(env.num_envs, ids.numel(), 3,
+                                                        device=env.device))  # fmt: skip
+    ipos = env.scene.nominal("body_ipos")[ids] + draw
+    _write_rows(env.scene.engine.model_field("body_ipos"), ids, env_mask, ipos)
+    # the inertia about the joints and the subtree centers follow from it (mj_setConst)
+    env.scene.engine.set_const_where(env_mask)

@@ -23,13 +23,15 @@ def base_lin_vel(env: TaskEnv) -> torch.Tensor:
 
 
 def base_ang_vel(env: TaskEnv) -> torch.Tensor:
-    """Base angular velocity in the base frame, rad/s (3)."""
-    return env.scene.root_ang_vel_b
+    """Base angular velocity in the base frame, rad/s (3), as the IMU measures it (in its
+    own frame, where ``mdp.randomize_imu_mounting`` tilted it)."""
+    return env.scene.sensor_errors.imu(env.scene.root_ang_vel_b)
 
 
 def projected_gravity(env: TaskEnv) -> torch.Tensor:
-    """Unit gravity direction in the base frame (3); (0, 0, -1) when upright."""
-    return env.scene.projected_gravity_b
+    """Unit gravity direction in the base frame (3); (0, 0, -1) when upright; as the IMU
+    measures it, like :func:`base_ang_vel`."""
+    return env.scene.sensor_errors.imu(env.scene.projected_gravity_b)
 
 
 def base_height(env: TaskEnv) -> torch.Tensor:
@@ -46,15 +48,19 @@ def entity_pos_b(env: TaskEnv, entity: str) -> torch.Tensor:
 
 
 def joint_pos_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
-    """Joint positions minus the env's default positions, rad or m."""
+    """Joint positions minus the env's default positions, rad or m, as the encoders read
+    them (offset by ``mdp.randomize_encoder_bias``'s bias where drawn)."""
     scene = env.scene
     cols = scene.joint_columns(joints).joints
-    return take_columns(scene.joint_pos, cols) - take_columns(scene.default_joint_pos, cols)
+    measured = scene.sensor_errors.joint_pos(take_columns(scene.joint_pos, cols), cols)
+    return measured - take_columns(scene.default_joint_pos, cols)
 
 
 def joint_pos(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
-    """Absolute joint positions, rad or m."""
-    return take_columns(env.scene.joint_pos, env.scene.joint_columns(joints).joints)
+    """Absolute joint positions, rad or m, as the encoders read them."""
+    scene = env.scene
+    cols = scene.joint_columns(joints).joints
+    return scene.sensor_errors.joint_pos(take_columns(scene.joint_pos, cols), cols)
 
 
 def joint_vel_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:

@@ -74,7 +74,14 @@ class IdealPDCfg(ImplicitPDCfg):
 
     The same law as :class:`ImplicitPDCfg`, but integrated explicitly, as the motor driver
     of a real robot runs it (stiff gains need a smaller physics step than the implicit
-    loop), and the base of the motor models below."""
+    loop), and the base of the motor models below.
+
+    It alone can limit speed: MuJoCo's implicit loop has no joint speed limit, which is why
+    :class:`ImplicitPDCfg` has no ``velocity_limit``."""
+
+    velocity_limit: PerJoint | None = None
+    """The joint's top speed (rad/s): beyond it the drive gives no torque that would turn it
+    faster (a motor driver's speed governor); None: no limit."""
 
 
 @dataclass
@@ -89,8 +96,9 @@ class DCMotorCfg(IdealPDCfg):
 
     saturation_effort: PerJoint = 0.0
     """The motor's stall torque at the joint (N m)."""
-    velocity_limit: PerJoint = 0.0
-    """The joint's no-load speed (rad/s), > 0."""
+    velocity_limit: PerJoint | None = None
+    """The joint's no-load speed (rad/s), > 0: where the line reaches zero torque (here it
+    replaces the speed governor of :class:`IdealPDCfg`)."""
 
 
 def apply_actuators(
@@ -240,8 +248,9 @@ class DrivenJoint:
     effort_limit: float
     """inf where the config gives none."""
     saturation_effort: float = math.inf
+    """A DC motor's stall torque; inf for a motor without a torque-speed line."""
     velocity_limit: float = math.inf
-    """inf for a motor without a torque-speed line."""
+    """A DC motor's no-load speed, or an explicit PD loop's top speed; inf for none."""
     delay: tuple[int, int] = (0, 0)
 
 
@@ -279,15 +288,22 @@ def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJ
         name, actuator.name, explicit, kp, kd, math.inf if effort is None else effort,
         delay=_delay(cfg.delay, where),
     )  # fmt: skip
+    speed = _value(cfg.velocity_limit, name, "velocity_limit", where) if explicit else None
     if isinstance(cfg, DCMotorCfg):
         saturation = _value(cfg.saturation_effort, name, "saturation_effort", where)
-        speed = _value(cfg.velocity_limit, name, "velocity_limit", where)
-        if not saturation > 0 or not speed > 0:
+        if not saturation > 0 or speed is None or not speed > 0:
             raise RobolearnError(
                 f"{where}: a DC motor needs saturation_effort > 0 and velocity_limit > 0 "
                 f"(its stall torque and no-load speed), got {saturation} and {speed} for {name!r}"
             )
         driven = dataclasses.replace(driven, saturation_effort=saturation, velocity_limit=speed)
+    elif speed is not None:
+        if not speed > 0:
+            raise RobolearnError(
+                f"{where}.velocity_limit must be > 0 (rad/s), or None for no limit, got "
+                f"{speed} for {name!r}"
+            )
+        driven = dataclasses.replace(driven, velocity_limit=speed)
     return driven
 
 

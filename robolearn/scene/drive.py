@@ -48,13 +48,33 @@ class Drive:
         others = sorted(set(range(nu)) - set(ids))
         self._others = columns_of(others, dev) if others else None
 
-        def column(field: str) -> torch.Tensor:
-            return torch.tensor([getattr(d, field) for d in explicit], dtype=dtype, device=dev)
+        def column(values: list[float]) -> torch.Tensor:
+            return torch.tensor(values, dtype=dtype, device=dev)
 
-        self._kp, self._kd = column("stiffness"), column("damping")
-        self._effort = column("effort_limit")
-        self._saturation, self._speed = column("saturation_effort"), column("velocity_limit")
-        self._dc = any(math.isfinite(d.velocity_limit) for d in explicit)
+        dc = [math.isfinite(d.saturation_effort) for d in explicit]
+        self.nominal = {
+            "stiffness": column([d.stiffness for d in explicit]),
+            "damping": column([d.damping for d in explicit]),
+            "effort_limit": column([d.effort_limit for d in explicit]),
+        }
+        """The config's (k,) kp, kd and effort limit of the explicit motors, around which
+        randomization draws each env's."""
+        self.stiffness = self.nominal["stiffness"].expand(n, -1).clone()
+        """(N, k) each env's kp of each explicit motor (columns: :attr:`explicit_ids`)."""
+        self.damping = self.nominal["damping"].expand(n, -1).clone()
+        """(N, k) each env's kd."""
+        self.effort_limit = self.nominal["effort_limit"].expand(n, -1).clone()
+        """(N, k) each env's effort limit (inf: none)."""
+        self.explicit_ids = ids
+        """The actuator ids of the explicit motors, in the order of their columns."""
+        inf = math.inf
+        self._saturation = column([d.saturation_effort for d in explicit])
+        line = [d.velocity_limit if k else inf for d, k in zip(explicit, dc, strict=True)]
+        self._speed = column(line)
+        self._dc = any(dc)
+        top = [inf if k else d.velocity_limit for d, k in zip(explicit, dc, strict=True)]
+        self._top_speed = column(top)
+        self._governed = any(math.isfinite(v) for v in top)
         self._init_delay(driven, model, n, nu, dev, dtype)
 
     @staticmethod
@@ -70,22 +90,27 @@ class Drive:
         ctrl = engine.ctrl
         if self._others is not None:
             ctrl[:, self._others] = take_columns(command, self._others)
-        if self._kp.numel():
+        if self.explicit_ids:
             ctrl[:, self._explicit] = self._torque(engine, command)
 
     def _torque(self, engine, command: torch.Tensor) -> torch.Tensor:
-        """(N, k) the explicit motors' torques: the PD law, clipped by the effort limit and,
-        for DC motors, by the torque-speed line at each joint's speed."""
+        """(N, k) the explicit motors' torques: the PD law, clipped by the effort limit,
+        by the torque-speed line of DC motors, and by the speed governor of PD loops with a
+        top speed, at each joint's speed."""
         q = take_columns(engine.qpos, self._qpos_cols)
         qd = take_columns(engine.qvel, self._dof_cols)
         target = take_columns(command, self._explicit)
-        torque = self._kp * (target - q) - self._kd * qd
-        high, low = self._effort, -self._effort
+        torque = self.stiffness * (target - q) - self.damping * qd
+        high, low = self.effort_limit, -self.effort_limit
         if self._dc:
             # inf - v/inf: the motors without a line keep +-effort
             slope = qd / self._speed
             high = torch.minimum(self._saturation * (1.0 - slope), high).clamp(min=0.0)
             low = torch.maximum(self._saturation * (-1.0 - slope), low).clamp(max=0.0)
+        if self._governed:
+            # at its top speed a joint gets no torque that would turn it faster
+            high = torch.where(qd >= self._top_speed, 0.0, high)
+            low = torch.where(qd <= -self._top_speed, 0.0, low)
         return torch.maximum(torch.minimum(torch.nan_to_num(torque), high), low)
 
     # ---- delay -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from robolearn.scene.drive import Drive
 from robolearn.scene.entities import SceneEntityCfg
 from robolearn.scene.mirror import IndexMirror, body_mirror, joint_mirror
 from robolearn.scene.names import SceneNames, match_names
+from robolearn.scene.sensor_errors import SensorErrors
 from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
 from robolearn.terrain import generate
@@ -68,6 +69,9 @@ class Scene(SceneNames):
         computes the controls from it at every physics step."""
         self.explicit_actuators = frozenset(d.actuator for d in driven if d.explicit)
         """Names of the actuators whose torque robolearn computes from a position target."""
+        self.sensor_errors = SensorErrors()
+        """How each env's encoders and IMU misread the robot, once a term draws them:
+        observations read through it, joint position targets are offset by it."""
         super().__init__(self.engine.model, self.engine.device, list(cfg.entities))
         self.default_qpos, self.default_ctrl = default_state(
             self.model, cfg.keyframe, cfg.model, self.engine.dtype, self.device

@@ -39,6 +39,7 @@ DEFAULT_PER_ENV_FIELDS: tuple[str, ...] = (
     "body_ipos",
     "actuator_gainprm",
     "actuator_biasprm",
+    "actuator_forcerange",
     "dof_damping",
     "dof_armature",
     "dof_frictionloss",

@@ -314,15 +314,22 @@ def test_a_task_with_a_bad_actuator_config_is_one_line_and_exit_2(tmp_path):
     assert not logs.exists() or not any(logs.rglob("*"))
 
 
-def test_gain_randomization_refuses_motors_whose_gains_robolearn_computes():
-    """randomize_actuator_gains scales MuJoCo's kp and kv in the model; on an explicit
-    motor model it would add a position feedback of its own, so it is an error."""
-    from robolearn import mdp
-
-    env = quadruped_on_motors("cpu", 2)
-    everyone = torch.ones(2, dtype=torch.bool)
-    with pytest.raises(RobolearnError, match="randomize_actuator_gains scales MuJoCo position"):
-        mdp.randomize_actuator_gains(env, everyone, (0.9, 1.1), (0.9, 1.1))
+def test_a_pd_loops_top_speed_stops_the_torque_that_would_turn_it_faster(tmp_path):
+    scene = arm_scene(
+        tmp_path, arm=IdealPDCfg(joints="shoulder", stiffness=10.0, velocity_limit=2.0)
+    )
+    engine = scene.engine
+    scene.write_ctrl(slice(0, 1), torch.tensor([[1.0]]))  # ahead: the law pushes forward
+    for speed, torque in ((0.0, 10.0), (1.0, 10.0), (2.0, 0.0), (3.0, 0.0), (-3.0, 10.0)):
+        engine.qpos[0, 0] = 0.0
+        engine.qvel[0, :] = 0.0
+        engine.qvel[0, 0] = speed
+        scene.step(1)
+        assert float(engine.ctrl[0, 0]) == pytest.approx(torque), speed
+    with pytest.raises(RobolearnError, match="velocity_limit must be > 0"):
+        arm_scene(tmp_path, arm=IdealPDCfg(joints="shoulder", velocity_limit=0.0))
+    with pytest.raises(TypeError):  # MuJoCo's own loop cannot limit speed
+        ImplicitPDCfg(velocity_limit=2.0)
 
 
 def test_a_joint_with_two_mjcf_actuators_is_refused_rather_than_driven_twice(tmp_path):
