@@ -63,8 +63,8 @@ class _Selection:
 def _select_motors(env: TaskEnv, actuators, term: str, needs_limit: bool) -> _Selection:
     """Split ``actuators`` once per selection; refuse those the term cannot change: a
     motor MuJoCo does not run as a position loop (its gains are not in the model's fields),
-    and for effort limits an actuator MuJoCo does not limit (``forcelimited`` is not per
-    env)."""
+    a learned net's gains (it has none), and for effort limits an actuator MuJoCo does not
+    limit (``forcelimited`` is not per env)."""
     scene = env.scene
     ids = scene.index("actuator", actuators).tolist()
     loops = scene.takes_position_targets(ids)
@@ -74,7 +74,10 @@ def _select_motors(env: TaskEnv, actuators, term: str, needs_limit: bool) -> _Se
     for a, loop in zip(ids, loops, strict=True):
         name = scene.actuator_names[a]
         if name in explicit:
-            drive.append(scene.drive.explicit_ids.index(a))
+            if not needs_limit and name in scene.drive.net_actuators:
+                bad.append(name)
+            else:
+                drive.append(scene.drive.explicit_ids.index(a))
         elif loop and (not needs_limit or limited[a]):
             model.append(a)
         else:
@@ -83,7 +86,8 @@ def _select_motors(env: TaskEnv, actuators, term: str, needs_limit: bool) -> _Se
         need = (
             "MuJoCo position loops with a force limit (an actuator config's effort_limit)"
             if needs_limit
-            else "position loops (MuJoCo's, or scene.actuators' explicit motors)"
+            else "PD loops (MuJoCo's, or scene.actuators' explicit motors; a learned net has "
+            "no gains)"
         )
         raise RobolearnError(
             f"{term} changes {need}; not such: {', '.join(bad)} (select actuators=... to "

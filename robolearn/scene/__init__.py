@@ -15,6 +15,7 @@ found in any MJCF), ``terrain`` (a generated terrain's tiles in a running scene)
 """
 
 from robolearn.scene.actuators import (
+    ActuatorNetCfg,
     DCMotorCfg,
     IdealPDCfg,
     ImplicitPDCfg,
@@ -27,6 +28,7 @@ from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
 __all__ = [
+    "ActuatorNetCfg",
     "DCMotorCfg",
     "EntityCfg",
     "IdealPDCfg",

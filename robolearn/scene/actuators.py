@@ -101,6 +101,29 @@ class DCMotorCfg(IdealPDCfg):
     replaces the speed governor of :class:`IdealPDCfg`)."""
 
 
+@dataclass
+class ActuatorNetCfg(IdealPDCfg):
+    """A learned actuator: a net fitted to a log of the real drive gives each joint's torque
+    from its last ``history`` physics steps' position errors and velocities (the ANYmal
+    actuator-net recipe; :mod:`robolearn.scene.actuator_net` states the inputs), clipped
+    to ``effort_limit`` and the top speed; ``stiffness`` and ``damping`` are unused.
+
+    ``scripts/fit_actuator_net.py`` fits one from logged (command, position, velocity,
+    torque) data and writes the TorchScript file named here."""
+
+    network_file: str = ""
+    """The TorchScript net (``torch.jit.save``), a path."""
+    history: int = 3
+    """Physics steps of errors and velocities the net reads; the file records its own,
+    which must agree."""
+    pos_scale: float = 1.0
+    """Multiplies the position errors going in (1 for a net fitted by robolearn)."""
+    vel_scale: float = 1.0
+    """Multiplies the velocities going in."""
+    torque_scale: float = 1.0
+    """Multiplies the torque coming out."""
+
+
 def apply_actuators(
     spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg]
 ) -> list[DrivenJoint]:
@@ -252,6 +275,8 @@ class DrivenJoint:
     velocity_limit: float = math.inf
     """A DC motor's no-load speed, or an explicit PD loop's top speed; inf for none."""
     delay: tuple[int, int] = (0, 0)
+    network: tuple[str, int, float, float, float] | None = None
+    """A learned actuator's (file, history, pos_scale, vel_scale, torque_scale), or None."""
 
 
 def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJoint:
@@ -297,7 +322,9 @@ def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJ
                 f"(its stall torque and no-load speed), got {saturation} and {speed} for {name!r}"
             )
         driven = dataclasses.replace(driven, saturation_effort=saturation, velocity_limit=speed)
-    elif speed is not None:
+    elif isinstance(cfg, ActuatorNetCfg):
+        driven = dataclasses.replace(driven, network=_network(cfg, where))
+    if speed is not None and not isinstance(cfg, DCMotorCfg):
         if not speed > 0:
             raise RobolearnError(
                 f"{where}.velocity_limit must be > 0 (rad/s), or None for no limit, got "
@@ -305,6 +332,22 @@ def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJ
             )
         driven = dataclasses.replace(driven, velocity_limit=speed)
     return driven
+
+
+def _network(cfg: ActuatorNetCfg, where: str) -> tuple[str, int, float, float, float]:
+    """A learned actuator's settings, checked (the file itself loads with the drive)."""
+    if not isinstance(cfg.network_file, str) or not cfg.network_file:
+        raise RobolearnError(
+            f"{where}.network_file must name the TorchScript actuator net (a path), got "
+            f"{cfg.network_file!r}"
+        )
+    history = cfg.history
+    if not isinstance(history, int) or isinstance(history, bool) or history < 1:
+        raise RobolearnError(f"{where}.history must be a whole number >= 1, got {history!r}")
+    scales = (cfg.pos_scale, cfg.vel_scale, cfg.torque_scale)
+    if not all(isinstance(x, int | float) and math.isfinite(x) for x in scales):
+        raise RobolearnError(f"{where}: the net's scales must be finite numbers, got {scales}")
+    return (cfg.network_file, history, *(float(x) for x in scales))
 
 
 def _limited(on: bool) -> mujoco.mjtLimited:

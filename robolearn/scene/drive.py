@@ -8,6 +8,8 @@ call. A :class:`Drive` exists only where robolearn must act between physics step
 * explicit motor models (:class:`~robolearn.scene.actuators.IdealPDCfg`,
   :class:`~robolearn.scene.actuators.DCMotorCfg`): the torque is computed from each
   physics step's joint state and written as the motor's ``ctrl``;
+* learned actuator nets (:class:`~robolearn.scene.actuators.ActuatorNetCfg`): the
+  torque is the net's, from the joints' recent errors and velocities;
 * actuation delay: each env's command reaches its actuators a lag of physics steps late,
   read from a ring of the commands of the last steps.
 
@@ -25,7 +27,23 @@ import mujoco
 import torch
 
 from robolearn.math import columns_of, take_columns
+from robolearn.scene.actuator_net import NetworkMotor, load_actuator_net
 from robolearn.scene.actuators import DrivenJoint
+
+
+def _network_motors(explicit: Sequence[DrivenJoint], n: int, dev, dtype) -> list[tuple]:
+    """One :class:`NetworkMotor` per distinct net (file, history and scales), with its
+    joints' columns among the explicit motors'; each file loaded (and checked) once."""
+    groups: dict[tuple, list[int]] = {}
+    for column, d in enumerate(explicit):
+        if d.network is not None:
+            groups.setdefault(d.network, []).append(column)
+    motors = []
+    for (file, history, pos, vel, out), cols in groups.items():
+        net = load_actuator_net(file, history, dev, dtype)
+        motor = NetworkMotor(net, n, len(cols), history, dev, dtype, pos, vel, out)
+        motors.append((columns_of(cols, dev), motor))
+    return motors
 
 
 class Drive:
@@ -75,6 +93,10 @@ class Drive:
         top = [inf if k else d.velocity_limit for d, k in zip(explicit, dc, strict=True)]
         self._top_speed = column(top)
         self._governed = any(math.isfinite(v) for v in top)
+        self._nets = _network_motors(explicit, n, dev, dtype)
+        """(columns among the explicit ones, NetworkMotor) of each learned actuator net."""
+        self.net_actuators = frozenset(d.actuator for d in explicit if d.network is not None)
+        """Names of the actuators a learned net drives (no gains to randomize)."""
         self._init_delay(driven, model, n, nu, dev, dtype)
 
     @staticmethod
@@ -101,6 +123,11 @@ class Drive:
         qd = take_columns(engine.qvel, self._dof_cols)
         target = take_columns(command, self._explicit)
         torque = self.stiffness * (target - q) - self.damping * qd
+        for cols, motor in self._nets:
+            # the net's torque in place of the PD law's, limited as any motor's below
+            net = motor.torque(take_columns(target, cols), take_columns(q, cols),
+                               take_columns(qd, cols))  # fmt: skip
+            torque[:, cols] = net
         high, low = self.effort_limit, -self.effort_limit
         if self._dc:
             # inf - v/inf: the motors without a line keep +-effort
@@ -139,7 +166,10 @@ class Drive:
 
     def reset(self, env_mask: torch.Tensor, default: torch.Tensor) -> None:
         """New lags for the envs where ``env_mask`` is true, and their ring filled with
-        ``default`` ((nu,), the reset command): until the lag passes they hold it."""
+        ``default`` ((nu,), the reset command): until the lag passes they hold it; the
+        learned actuators forget their history."""
+        for _, motor in self._nets:
+            motor.reset(env_mask)
         if self._history is None:
             return
         draw = torch.rand(env_mask.shape[0], 1, device=env_mask.device)

@@ -13,6 +13,7 @@ import torch
 from robolearn.config import load_config, save_config
 from robolearn.errors import RobolearnError
 from robolearn.scene import (
+    ActuatorNetCfg,
     DCMotorCfg,
     IdealPDCfg,
     ImplicitPDCfg,
@@ -253,30 +254,81 @@ def test_a_delay_holds_each_envs_command_back_its_own_lag(tmp_path):
     assert not torch.equal(scene.drive.lag[:, 0], lags)
 
 
-def quadruped_on_motors(engine: str, num_envs: int):
-    """quadruped_walk with DC motors and a delay of 0-2 physics steps on every joint."""
+def test_a_learned_actuator_net_gives_the_joints_torque_at_every_physics_step(tmp_path):
+    """A net whose weights are a PD law (on the newest error and velocity of a history of
+    3) drives both joints: the applied torque is the net's, clipped to the effort limit."""
+    from torch import nn
+
+    from robolearn.scene.actuator_net import save_actuator_net
+
+    net = nn.Linear(6, 1, bias=False)
+    with torch.no_grad():
+        net.weight[:] = torch.tensor([[8.0, 0.0, 0.0, -0.5, 0.0, 0.0]])
+    save_actuator_net(net, tmp_path / "motor.pt", history=3)
+    scene = arm_scene(
+        tmp_path,
+        arm=ActuatorNetCfg(joints=".*", network_file=str(tmp_path / "motor.pt"), effort_limit=2.0),
+    )
+    engine = scene.engine
+    assert scene.takes_position_targets([0, 1]) == [True, True]
+    scene.write_ctrl(slice(0, 2), torch.tensor([[0.5, -0.1]]))
+    for _ in range(5):
+        q, qd = engine.qpos[0].clone(), engine.qvel[0].clone()
+        scene.step(1)
+        expected = (8.0 * (torch.tensor([0.5, -0.1], dtype=q.dtype) - q) - 0.5 * qd).clamp(-2, 2)
+        torch.testing.assert_close(engine.actuator_force[0], expected, atol=1e-5, rtol=1e-5)
+    # the config refuses what the file contradicts, in one line naming the file
+    with pytest.raises(RobolearnError, match=r"motor\.pt.*history"):
+        arm_scene(tmp_path, arm=ActuatorNetCfg(network_file=str(tmp_path / "motor.pt"), history=2))
+    with pytest.raises(RobolearnError, match="no such file"):
+        arm_scene(tmp_path, arm=ActuatorNetCfg(network_file=str(tmp_path / "missing.pt")))
+    with pytest.raises(RobolearnError, match="network_file must name"):
+        arm_scene(tmp_path, arm=ActuatorNetCfg())
+
+
+def quadruped_on_motors(engine: str, num_envs: int, net: str | None = None):
+    """quadruped_walk with a delay of 0-2 physics steps on every joint and DC motors, or
+    the learned actuator net in file ``net``."""
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.registry import get_task
 
     cfg = get_task("quadruped_walk").env_cfg()
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = engine
-    cfg.scene.actuators = {
-        "legs": DCMotorCfg(
+    motor = (
+        DCMotorCfg(
             joints=".*", stiffness=25.0, damping=0.6, effort_limit=23.7,
             saturation_effort=30.0, velocity_limit=30.0, delay=(0, 2),
         )
-    }  # fmt: skip
+        if net is None
+        else ActuatorNetCfg(network_file=net, effort_limit=23.7, delay=(0, 2))
+    )  # fmt: skip
+    cfg.scene.actuators = {"legs": motor}
     return ManagerBasedRLEnv(cfg)
 
 
+def pd_net(path) -> str:
+    """A learned actuator net that is the PD law kp 25, kd 0.6 (history 3)."""
+    from torch import nn
+
+    from robolearn.scene.actuator_net import save_actuator_net
+
+    net = nn.Linear(6, 1, bias=False)
+    with torch.no_grad():
+        net.weight[:] = torch.tensor([[25.0, 0.0, 0.0, -0.6, 0.0, 0.0]])
+    save_actuator_net(net, path, history=3)
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["dc_motor", "net"])
 @pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
-def test_explicit_motors_and_delays_stand_the_robot_without_host_waits(engine):
-    """The step with DC motors and delays never waits for the device (the guard fails at
-    any op that would on CUDA), and the robot stands on its motors."""
+def test_explicit_motors_and_delays_stand_the_robot_without_host_waits(engine, kind, tmp_path):
+    """The step with DC motors or a learned net, and delays, never waits for the device
+    (the guard fails at any op that would on CUDA), and the robot stands on its motors."""
     from robolearn.sim.host_sync import forbid_host_syncs
 
-    env = quadruped_on_motors(engine, 4)
+    net = pd_net(tmp_path / "net.pt") if kind == "net" else None
+    env = quadruped_on_motors(engine, 4, net)
     action = torch.zeros(4, env.num_actions)
     env.step(action)  # first uses fill caches once
     waits: list[str] = []
@@ -285,6 +337,14 @@ def test_explicit_motors_and_delays_stand_the_robot_without_host_waits(engine):
             env.step(action)
     assert waits == []
     assert bool((env.scene.root_height > 0.15).all())
+
+
+def test_gain_randomization_refuses_a_learned_net(tmp_path):
+    from robolearn import mdp
+
+    env = quadruped_on_motors("cpu", 2, pd_net(tmp_path / "net.pt"))
+    with pytest.raises(RobolearnError, match="a learned net has no gains"):
+        mdp.randomize_actuator_gains(env, torch.ones(2, dtype=torch.bool), (0.9, 1.1), None)
 
 
 def test_a_task_with_a_bad_actuator_config_is_one_line_and_exit_2(tmp_path):
