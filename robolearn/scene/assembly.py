@@ -9,6 +9,7 @@ import numpy as np
 from robolearn.errors import RobolearnError
 from robolearn.scene.actuators import DrivenJoint, apply_actuators
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.delay import add_model_delays, model_delays
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.models import resolve_model_path
@@ -28,6 +29,7 @@ def build_engine(
     spec = load_spec(resolve_model_path(cfg.model))
     driven = apply_actuators(spec, cfg.actuators)
     apply_sim_options(spec, sim)
+    add_model_delays(spec, driven)
     separate_foot_geoms(spec, cfg.feet)
     if cfg.entities:
         # The keyframe is the robot's: check it against the robot alone (MuJoCo pads it
@@ -51,7 +53,9 @@ def build_engine(
         cfg.num_envs,
         sim.engine,
         nthread=sim.nthread,
-        per_env_fields=sim.per_env_fields,
+        # each env's lags of MuJoCo's delayed loops are its own
+        per_env_fields=tuple(sim.per_env_fields)
+        + (("actuator_delay",) if model_delays(driven) else ()),
         nconmax=sim.nconmax,
         njmax=sim.njmax,
         # the env's own buffers (observations, commands, the scene's state in float32...):

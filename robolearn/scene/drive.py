@@ -1,17 +1,20 @@
 """The actuators' commands turned into the engine's controls at every physics step.
 
 Where every joint is driven by MuJoCo (the MJCF's actuators, or
-:class:`~robolearn.scene.actuators.ImplicitPDCfg` without a delay), an action term's
-command *is* the engine's ``ctrl`` and the scene steps the whole decimation in one engine
-call. A :class:`Drive` exists only where robolearn must act between physics steps:
+:class:`~robolearn.scene.actuators.ImplicitPDCfg`, delayed or not: MuJoCo delays its own
+loops, :mod:`robolearn.scene.delay`), an action term's command *is* the engine's ``ctrl``
+and the scene steps the whole decimation in one engine call. A :class:`Drive` exists only
+where robolearn must act between physics steps:
 
 * explicit motor models (:class:`~robolearn.scene.actuators.IdealPDCfg`,
   :class:`~robolearn.scene.actuators.DCMotorCfg`): the torque is computed from each
   physics step's joint state and written as the motor's ``ctrl``;
 * learned actuator nets (:class:`~robolearn.scene.actuators.ActuatorNetCfg`): the
   torque is the net's, from the joints' recent errors and velocities;
-* actuation delay: each env's command reaches its actuators a lag of physics steps late,
-  read from a ring of the commands of the last steps.
+* their actuation delay: each env's target reaches its motors a lag of physics steps late,
+  read from a ring of the commands of the last steps, while the torque follows the
+  current state (a delay of MuJoCo's would hold back the torque computed from the old
+  state instead).
 
 Everything runs in torch on the engine's device, for every env at once, with no read of a
 device value on the host (the lags are drawn on the device, the ring's position is a
@@ -101,8 +104,9 @@ class Drive:
 
     @staticmethod
     def needed(driven: Sequence[DrivenJoint]) -> bool:
-        """Whether any joint needs work between physics steps (an explicit model, a delay)."""
-        return any(d.explicit or d.delay[1] > 0 for d in driven)
+        """Whether any joint needs work between physics steps: an explicit model (MuJoCo
+        itself delays its own loops, :mod:`robolearn.scene.delay`)."""
+        return any(d.explicit for d in driven)
 
     # ---- one physics step ------------------------------------------------------------
 
@@ -146,7 +150,8 @@ class Drive:
         # the lags' bounds per actuator, known on the host: no device read to size the ring
         low, high = [0] * nu, [0] * nu
         for d in driven:
-            low[model.actuator(d.actuator).id], high[model.actuator(d.actuator).id] = d.delay
+            if d.explicit:  # MuJoCo delays its own loops
+                low[model.actuator(d.actuator).id], high[model.actuator(d.actuator).id] = d.delay
         depth = max(high, default=0) + 1
         self._history = torch.zeros(depth, n, nu, dtype=dtype, device=dev) if depth > 1 else None
         self._lag_low = torch.tensor(low, dtype=torch.long, device=dev)

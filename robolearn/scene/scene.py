@@ -21,6 +21,7 @@ from robolearn.scene.assembly import build_engine
 from robolearn.scene.cache import fixed, names_key, per_step
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.defaults import default_state
+from robolearn.scene.delay import ModelDelay, model_delays
 from robolearn.scene.drive import Drive
 from robolearn.scene.entities import SceneEntityCfg
 from robolearn.scene.mirror import IndexMirror, body_mirror, joint_mirror
@@ -63,6 +64,10 @@ class Scene(SceneNames):
         self.drive = Drive(driven, self.engine.model, self.engine) if Drive.needed(driven) else None
         """What acts between physics steps (explicit motor models, delays), or None where
         MuJoCo drives every joint and a decimation is one engine call."""
+        self.model_delay = (
+            ModelDelay(driven, self.engine.model, self.engine) if model_delays(driven) else None
+        )
+        """Each env's lags of the delayed MuJoCo loops, which MuJoCo runs, or None."""
         self.command = self.engine.ctrl if self.drive is None else self.drive.command
         """(N, nu) what the actuators are commanded: position targets for position loops,
         controls for the rest. The engine's ``ctrl`` itself unless a :attr:`drive`
@@ -259,6 +264,8 @@ class Scene(SceneNames):
         self.engine.reset_where(env_mask, qpos=self.default_qpos_at_origins(), forward=False)
         if self.drive is not None:
             self.drive.reset(env_mask, self.default_ctrl)
+        if self.model_delay is not None:
+            self.model_delay.reset(env_mask, self.default_ctrl)
         self._step_cache.clear()
 
     def forward(self, env_mask: torch.Tensor) -> None:

@@ -152,6 +152,7 @@ class Engine(abc.ABC):
         """Bind every field of :data:`FIELDS` to ``view(name)``, the engine's own memory."""
         for name in FIELDS:
             setattr(self, name, view(name))
+        self._view = view
         # mujoco.batch gives site_xmat as (N, nsite, 9): one shape on every engine
         self.site_xmat = self.site_xmat.view(self.num_envs, self.model.nsite, 3, 3)
 
@@ -307,6 +308,17 @@ class Engine(abc.ABC):
             shape = tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__
             raise RobolearnError(f"an env mask must be ({self.num_envs},) bool, got {shape}")
         return mask.to(self.device)
+
+    @property
+    def history(self) -> torch.Tensor:
+        """(N, nhistory) MuJoCo's history buffers of delayed actuators and sensors (their
+        stamped past values), writable: bound at the first read, as few models have one."""
+        if self.model.nhistory == 0:
+            raise RobolearnError("the model has no delayed actuator or sensor: no history")
+        bound = self.__dict__.get("_history")
+        if bound is None:
+            bound = self.__dict__["_history"] = self._view("history")
+        return bound
 
     # ---- per-env model parameters -----------------------------------------------------
 

@@ -228,67 +228,42 @@ def test_a_dc_motor_gives_less_torque_the_faster_it_turns(tmp_path):
         assert float(engine.ctrl[0, 0]) == pytest.approx(torque, abs=1e-6), speed
 
 
-def test_a_delay_holds_each_envs_command_back_its_own_lag(tmp_path):
+@pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
+def test_a_delay_holds_each_envs_command_back_its_own_lag(tmp_path, engine):
+    """MuJoCo's loop with a delay of 1-3 physics steps (MuJoCo runs it): each env's target
+    reaches the loop exactly its own lag late, seen in the force the loop applies; until
+    then it holds the reset's command, also after a reset in mid-episode."""
     path = tmp_path / "arm.xml"
     path.write_text(ARM)
     cfg = SceneCfg(
         model=str(path), num_envs=64, keyframe="home",
         actuators={"arm": ImplicitPDCfg(joints="shoulder", stiffness=5.0, delay=(1, 3))},
     )  # fmt: skip
-    scene = Scene(cfg, SimCfg(engine="cpu"))
-    everyone = torch.ones(64, dtype=torch.bool)
-    scene.reset_to_default(everyone)
-    lags = scene.drive.lag[:, 0].clone()
-    assert set(lags.tolist()) == {1, 2, 3}  # 64 draws over three lags: each one drawn
-    scene.write_ctrl(slice(0, 1), torch.full((64, 1), 0.9, dtype=torch.float64))
-    seen = []
-    for _ in range(4):
-        scene.step(1)
-        seen.append(scene.engine.ctrl[:, 0].clone())
-    # the reset's command (the key's pose, 0.4) until each env's lag has passed
-    for k, ctrl in enumerate(seen):
-        arrived = lags <= k
-        assert torch.equal(ctrl == 0.9, arrived) and bool((ctrl[~arrived] == 0.4).all())
-    # a reset draws the lags again
-    scene.reset_to_default(everyone)
-    assert not torch.equal(scene.drive.lag[:, 0], lags)
+    scene = Scene(cfg, SimCfg(engine=engine))
+    assert scene.drive is None  # the decimation stays one engine call
+    e, everyone = scene.engine, torch.ones(64, dtype=torch.bool)
+    for episode in range(2):
+        scene.reset_to_default(everyone)
+        scene.forward(everyone)
+        lags = scene.model_delay.lag[:, 0].clone()
+        assert set(lags.tolist()) == {1, 2, 3}  # 64 draws over three lags: each one drawn
+        scene.write_ctrl(slice(0, 1), torch.full((64, 1), 0.9 - 0.1 * episode))
+        for k in range(4):
+            q = e.qpos[:, 0].clone()
+            scene.step(1)
+            target = e.actuator_force[:, 0] / 5.0 + q  # the loop's force, kp (q* - q)
+            arrived = lags <= k
+            torch.testing.assert_close(target[arrived], torch.full_like(target[arrived],
+                                       0.9 - 0.1 * episode), atol=1e-5, rtol=0)  # fmt: skip
+            torch.testing.assert_close(target[~arrived], torch.full_like(target[~arrived],
+                                       0.4), atol=1e-5, rtol=0)  # fmt: skip
+        for _ in range(7):  # time passes before the next reset
+            scene.step(1)
 
 
-def test_a_learned_actuator_net_gives_the_joints_torque_at_every_physics_step(tmp_path):
-    """A net whose weights are a PD law (on the newest error and velocity of a history of
-    3) drives both joints: the applied torque is the net's, clipped to the effort limit."""
-    from torch import nn
-
-    from robolearn.scene.actuator_net import save_actuator_net
-
-    net = nn.Linear(6, 1, bias=False)
-    with torch.no_grad():
-        net.weight[:] = torch.tensor([[8.0, 0.0, 0.0, -0.5, 0.0, 0.0]])
-    save_actuator_net(net, tmp_path / "motor.pt", history=3)
-    scene = arm_scene(
-        tmp_path,
-        arm=ActuatorNetCfg(joints=".*", network_file=str(tmp_path / "motor.pt"), effort_limit=2.0),
-    )
-    engine = scene.engine
-    assert scene.takes_position_targets([0, 1]) == [True, True]
-    scene.write_ctrl(slice(0, 2), torch.tensor([[0.5, -0.1]]))
-    for _ in range(5):
-        q, qd = engine.qpos[0].clone(), engine.qvel[0].clone()
-        scene.step(1)
-        expected = (8.0 * (torch.tensor([0.5, -0.1], dtype=q.dtype) - q) - 0.5 * qd).clamp(-2, 2)
-        torch.testing.assert_close(engine.actuator_force[0], expected, atol=1e-5, rtol=1e-5)
-    # the config refuses what the file contradicts, in one line naming the file
-    with pytest.raises(RobolearnError, match=r"motor\.pt.*history"):
-        arm_scene(tmp_path, arm=ActuatorNetCfg(network_file=str(tmp_path / "motor.pt"), history=2))
-    with pytest.raises(RobolearnError, match="no such file"):
-        arm_scene(tmp_path, arm=ActuatorNetCfg(network_file=str(tmp_path / "missing.pt")))
-    with pytest.raises(RobolearnError, match="network_file must name"):
-        arm_scene(tmp_path, arm=ActuatorNetCfg())
-
-
-def quadruped_on_motors(engine: str, num_envs: int, net: str | None = None):
-    """quadruped_walk with a delay of 0-2 physics steps on every joint and DC motors, or
-    the learned actuator net in file ``net``."""
+def quadruped_on_motors(engine: str, num_envs: int, net: str | None = None, kind: str = "dc"):
+    """quadruped_walk with a delay of 0-2 physics steps on every joint and DC motors (or
+    MuJoCo's loops: ``kind="implicit"``), or the learned actuator net in file ``net``."""
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.registry import get_task
 
@@ -300,6 +275,8 @@ def quadruped_on_motors(engine: str, num_envs: int, net: str | None = None):
             joints=".*", stiffness=25.0, damping=0.6, effort_limit=23.7,
             saturation_effort=30.0, velocity_limit=30.0, delay=(0, 2),
         )
+        if net is None and kind == "dc"
+        else ImplicitPDCfg(joints=".*", stiffness=25.0, damping=0.6, delay=(0, 2))
         if net is None
         else ActuatorNetCfg(network_file=net, effort_limit=23.7, delay=(0, 2))
     )  # fmt: skip
@@ -320,15 +297,16 @@ def pd_net(path) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("kind", ["dc_motor", "net"])
+@pytest.mark.parametrize("kind", ["dc", "net", "implicit"])
 @pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
 def test_explicit_motors_and_delays_stand_the_robot_without_host_waits(engine, kind, tmp_path):
-    """The step with DC motors or a learned net, and delays, never waits for the device
+    """The step with DC motors, a learned net or MuJoCo's loops, and delays (robolearn's
+    or MuJoCo's), never waits for the device
     (the guard fails at any op that would on CUDA), and the robot stands on its motors."""
     from robolearn.sim.host_sync import forbid_host_syncs
 
     net = pd_net(tmp_path / "net.pt") if kind == "net" else None
-    env = quadruped_on_motors(engine, 4, net)
+    env = quadruped_on_motors(engine, 4, net, kind)
     action = torch.zeros(4, env.num_actions)
     env.step(action)  # first uses fill caches once
     waits: list[str] = []
