@@ -11,5 +11,6 @@ from robolearn.tasks import (  # noqa: F401
     humanoid_walk,
     humanoid_walk_rough,
     quadruped_walk,
+    quadruped_walk_motors,
     quadruped_walk_rough,
 )
