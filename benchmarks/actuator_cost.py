@@ -1,6 +1,7 @@
 """What each actuator model costs per env step, against the MJCF's own position actuators.
 
     python benchmarks/actuator_cost.py [num_envs ...] [--engine cpu] [--steps 40]
+    python benchmarks/actuator_cost.py 1024 4096 --physics --ways implicit,delay --rounds 12
 
 Steps ``quadruped_walk``'s env (cpu engine, random actions, robots falling and resetting as
 early in training) with its joints driven seven ways, in alternation, and prints one JSON
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -82,6 +84,27 @@ def steps_per_second(way: str, num_envs: int, engine: str, steps: int) -> float:
     return steps * num_envs / (time.perf_counter() - start)
 
 
+def physics_seconds(way: str, num_envs: int, engine: str, steps: int) -> float:
+    """Seconds for ``steps`` decimations of the scene alone (no managers, no actions): what
+    a way costs inside the physics step, where the env step's noise hides it."""
+    from robolearn.scene import Scene
+
+    cfg = get_task("quadruped_walk").env_cfg()
+    cfg.scene.num_envs = num_envs
+    cfg.sim.engine = engine
+    if WAYS[way] is not None:
+        cfg.scene.actuators = {"legs": WAYS[way]}
+    scene = Scene(cfg.scene, cfg.sim)
+    everyone = torch.ones(num_envs, dtype=torch.bool, device=scene.device)
+    scene.reset_to_default(everyone)
+    scene.forward(everyone)
+    scene.step(cfg.decimation)
+    start = time.perf_counter()
+    for _ in range(steps):
+        scene.step(cfg.decimation)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("num_envs", type=int, nargs="*", default=[1024, 4096])
@@ -89,9 +112,24 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--ways", default=",".join(WAYS), help="comma-separated, mjcf first")
+    parser.add_argument(
+        "--physics", action="store_true", help="time the scene's step alone (median of rounds)"
+    )
     args = parser.parse_args()
     ways = args.ways.split(",")
     write_net()
+    if args.physics:
+        for n in args.num_envs:
+            seconds: dict[str, list[float]] = {w: [] for w in ways}
+            for _ in range(args.rounds):
+                for way in ways:
+                    seconds[way].append(physics_seconds(way, n, args.engine, args.steps))
+            base = statistics.median(seconds[ways[0]])
+            for way, values in seconds.items():
+                median = statistics.median(values)
+                row = {"num_envs": n, "engine": args.engine, "way": way, "seconds": median}
+                print(json.dumps(row | {f"vs_{ways[0]}": round(median / base, 3)}), flush=True)
+        return
     for n in args.num_envs:
         rates: dict[str, list[float]] = {w: [] for w in ways}
         for _ in range(args.rounds):  # alternate, so that load on the machine hits all
