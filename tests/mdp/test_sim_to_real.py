@@ -90,7 +90,7 @@ def test_gains_and_effort_limits_per_env_reach_explicit_motors():
 
 
 def test_gain_randomization_refuses_motors_without_a_position_loop(geared_slider):
-    with pytest.raises(RobolearnError, match="randomize_actuator_gains changes position loops"):
+    with pytest.raises(RobolearnError, match="randomize_actuator_gains changes PD loops"):
         mdp.randomize_actuator_gains(geared_slider, env0(geared_slider), (0.9, 1.1), (0.9, 1.1))
 
 
