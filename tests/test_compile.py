@@ -34,6 +34,8 @@ def trained_runner(overrides: list[str]) -> Runner:
     return runner
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_compiled_training_learns_what_eager_training_learns(tmp_path):
     eager = trained_runner([])
     torch._dynamo.reset()

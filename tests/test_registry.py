@@ -7,6 +7,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
 from cli_helpers import one_line_error, robolearn
 
 MY_TASKS = '''
@@ -44,6 +45,8 @@ def installed(root: Path, dist: str, entry_points: dict[str, str]) -> None:
     (info / "entry_points.txt").write_text(f"[robolearn.tasks]\n{lines}")
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_a_task_of_my_own_through_import_trains_and_plays_under_its_own_name(tmp_path):
     """``--import my_tasks`` from the folder that holds my_tasks.py (before: not found, the
     working folder not being on the import path), and the run's policy played and exported

@@ -198,6 +198,8 @@ def package_files() -> set[Path]:
     return {p for r in roots for p in r.rglob("*") if "__pycache__" not in p.parts}
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_pretrained_outputs_go_under_the_log_root(tmp_path):
     before = package_files()
     out = robolearn(

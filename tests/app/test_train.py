@@ -222,6 +222,8 @@ def test_export_round_trip(trained, tmp_path):
     )
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_play_runs_an_exported_policy_as_it_runs_the_checkpoint(trained, tmp_path):
     """`play --checkpoint policy.onnx` (and the TorchScript policy.pt) evaluates the
     exported file in the task that policy.json names, as play evaluates the checkpoint."""

@@ -139,6 +139,8 @@ def actions_sent(url: str) -> list[float]:
     return [v for series in chart["series"] for v in series["values"] if v is not None]
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 @pytest.mark.timeout(1200)  # the deadlines below add up past the default 600 s under load
 def test_web_viewer_beside_a_starting_run_stands_still_until_the_first_checkpoint(tmp_path):
     from robolearn.app.runs import pretrained_path
