@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from cli_helpers import one_line_error, robolearn
 
 from robolearn.app.bench import GPU_MEMORY_KEYS, Clock, physics_marks
@@ -83,6 +84,8 @@ def test_bench_bad_durations_are_one_line_errors():
         one_line_error(out, f"argument {flag}")
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_bench_picks_device_and_engine_as_train_does():
     out = robolearn(
         "bench", "--task", "cartpole_balance", "--num_envs", 16, "--device", "cpu",

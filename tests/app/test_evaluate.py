@@ -166,6 +166,8 @@ def check_sums_and_shares(m: dict, task_cfg) -> None:
     assert sum(ends["failures"].values()) == pytest.approx(m["fall_rate"], abs=1e-6)
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_reach_reports_its_objective_and_no_locomotion_keys(tmp_path):
     """The reaching example's evaluation: its command's metrics, its declared ``held``
     metric, reward terms and endings; nothing about base velocity (absent, not null)."""

@@ -162,6 +162,8 @@ def test_a_hung_rank_ends_the_job_within_the_timeout(tmp_path):
     assert "Ranks 1 failed to pass monitoredBarrier" in stderr  # the hung rank, named
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_sigterm_saves_then_resume_continues(tmp_path):
     proc = _start(tmp_path, "pre")
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_bad_viewer_arguments_are_one_line_errors():
     from cli_helpers import one_line_error, robolearn
@@ -14,6 +16,8 @@ def test_bad_viewer_arguments_are_one_line_errors():
     )
 
 
+# slow: a whole run end to end (the default suite keeps under 10 minutes)
+@pytest.mark.slow
 def test_play_video_grid_of_envs(tmp_path):
     from cli_helpers import decode, robolearn
 
