@@ -54,6 +54,21 @@ __all__ = [
 ]
 
 
+def step_range(value: Any, where: str, unit: str) -> tuple[int, int]:
+    """A config's ``(min, max)`` count of steps (a delay, a latency) as whole numbers with
+    ``0 <= min <= max``; a RobolearnError naming ``where`` otherwise."""
+    values = tuple(value) if isinstance(value, tuple | list) else ()
+    if (
+        len(values) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or not 0 <= values[0] <= values[1]
+    ):
+        raise RobolearnError(
+            f"{where} must be [min, max] {unit}, whole numbers with 0 <= min <= max, got {value!r}"
+        )
+    return int(values[0]), int(values[1])
+
+
 def callable_name(fn: Callable) -> str:
     """``module:qualname`` of a function or class, the form saved in YAML."""
     return f"{fn.__module__}:{fn.__qualname__}"

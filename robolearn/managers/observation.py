@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from robolearn.config import step_range
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import (
     ManagerBase,
@@ -144,20 +145,6 @@ class _Latency:
         self.fresh |= env_mask
 
 
-def _check_latency(latency: object, where: str) -> tuple[int, int]:
-    values = tuple(latency) if isinstance(latency, tuple | list) else ()
-    if (
-        len(values) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-        or not 0 <= values[0] <= values[1]
-    ):
-        raise RobolearnError(
-            f"{where}.latency must be [min, max] env steps, whole numbers with "
-            f"0 <= min <= max, got {latency!r}"
-        )
-    return int(values[0]), int(values[1])
-
-
 class _Group:
     """One observation group: its terms in order, their histories and widths."""
 
@@ -177,11 +164,13 @@ class _Group:
         self._noise: _GroupNoise | None = None
         self.latencies: dict[str, _Latency] = {}
         """The delayed terms' rings, made at their first value."""
-        self._lags = {
-            term: lag
-            for term, tcfg, _ in self.terms
-            if (lag := _check_latency(tcfg.latency, f"observations.{name}.{term}"))[1] > 0
-        }
+        self._lags: dict[str, tuple[int, int]] = {}
+        """(min, max) env steps of each delayed term's latency."""
+        for term, tcfg, _ in self.terms:
+            where = f"observations.{name}.{term}.latency"
+            lag = step_range(tcfg.latency, where, "env steps")
+            if lag[1] > 0:
+                self._lags[term] = lag
 
     def compute(self, raw: dict[tuple, torch.Tensor], update_history: bool) -> torch.Tensor:
         """The group's (num_envs, dim) float32 tensor; ``raw`` holds the terms' outputs

@@ -37,15 +37,14 @@ def randomize_encoder_bias(
 
     def make():
         bounds = check_range(bias_range, "randomize_encoder_bias.bias_range", floor=None)
-        return scene.joint_columns(joints).joints, bounds
+        return scene.joint_columns(joints).joints, scene.index("joint", joints).numel(), bounds
 
-    cols, (low, high) = fixed(scene, key, make)
+    cols, k, (low, high) = fixed(scene, key, make)
     errors = scene.sensor_errors
     if errors.encoder_bias is None:
         errors.encoder_bias = torch.zeros(scene.num_envs, len(scene.joint_names),
                                           device=env.device)  # fmt: skip
     bias = errors.encoder_bias
-    k = bias[:, cols].shape[1]
     draw = torch.rand(scene.num_envs, k, device=env.device)
     _write_rows(bias, cols, env_mask, draw * (high - low) + low)
 

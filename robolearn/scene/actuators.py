@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from robolearn.config import step_range
 from robolearn.errors import RobolearnError
 
 PerJoint = float | Mapping[str, float]
@@ -311,7 +312,7 @@ def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJ
         joint.armature = armature
     driven = DrivenJoint(
         name, actuator.name, explicit, kp, kd, math.inf if effort is None else effort,
-        delay=_delay(cfg.delay, where),
+        delay=step_range(cfg.delay, f"{where}.delay", "physics steps"),
     )  # fmt: skip
     speed = _value(cfg.velocity_limit, name, "velocity_limit", where) if explicit else None
     if isinstance(cfg, DCMotorCfg):
@@ -352,21 +353,6 @@ def _network(cfg: ActuatorNetCfg, where: str) -> tuple[str, int, float, float, f
 
 def _limited(on: bool) -> mujoco.mjtLimited:
     return mujoco.mjtLimited.mjLIMITED_TRUE if on else mujoco.mjtLimited.mjLIMITED_FALSE
-
-
-def _delay(delay: Sequence[int], where: str) -> tuple[int, int]:
-    """A config's (min, max) delay in physics steps, checked."""
-    values = tuple(delay) if isinstance(delay, Sequence) and not isinstance(delay, str) else ()
-    if (
-        len(values) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-        or not 0 <= values[0] <= values[1]
-    ):
-        raise RobolearnError(
-            f"{where}.delay must be [min, max] physics steps, whole numbers with "
-            f"0 <= min <= max, got {delay!r}"
-        )
-    return int(values[0]), int(values[1])
 
 
 def _drives(actuator, joint: str) -> bool:

@@ -64,7 +64,11 @@ class ModelDelay:
         self._delay = engine.model_field("actuator_delay")
         self._history = engine.history
         slots = _value_slots(model, ids)
-        self._slots = torch.tensor(slots, dtype=torch.long, device=dev)  # (k, nsample)
+        # every stored command's slot in the history, and the delayed loop it belongs to
+        self._slots = torch.tensor([i for s in slots for i in s], dtype=torch.long, device=dev)
+        self._slot_owner = torch.tensor(
+            [ids[k] for k, s in enumerate(slots) for _ in s], dtype=torch.long, device=dev
+        )
         self.lag = low.expand(engine.num_envs, -1).clone()
         """(N, k) each env's lag of each delayed loop, physics steps."""
 
@@ -79,11 +83,9 @@ class ModelDelay:
         seconds = torch.where(self.lag > 0, (self.lag - 0.5) * self._dt, 0.0)
         old = self._delay[:, self._ids]
         self._delay[:, self._ids] = torch.where(mask, seconds.to(old.dtype), old)
-        slots = self._slots.flatten()
-        held = default.to(self._history.dtype)[self._ids]
-        held = held.unsqueeze(-1).expand(k, self._slots.shape[1]).flatten()
-        old = self._history[:, slots]
-        self._history[:, slots] = torch.where(mask, held, old)
+        held = default.to(self._history.dtype)[self._slot_owner]
+        old = self._history[:, self._slots]
+        self._history[:, self._slots] = torch.where(mask, held, old)
 
 
 def _value_slots(model: mujoco.MjModel, ids: Sequence[int]) -> list[list[int]]:

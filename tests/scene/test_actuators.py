@@ -381,3 +381,23 @@ def test_a_joint_with_two_mjcf_actuators_is_refused_rather_than_driven_twice(tmp
         match=r"joint 'shoulder' has 2 actuators in the MJCF \(shoulder_motor, brake\)",
     ):
         Scene(cfg, SimCfg(engine="cpu"))
+
+
+def test_loops_with_different_delays_keep_each_its_own_lags(tmp_path):
+    """Two configs whose longest lags differ: each MuJoCo loop's history has its own depth,
+    and each env's lags stay within its config's range."""
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    cfg = SceneCfg(
+        model=str(path), num_envs=32, keyframe="home",
+        actuators={
+            "shoulder": ImplicitPDCfg(joints="shoulder", stiffness=5.0, delay=(0, 1)),
+            "elbow": ImplicitPDCfg(joints="elbow", stiffness=5.0, delay=(2, 4)),
+        },
+    )  # fmt: skip
+    scene = Scene(cfg, SimCfg(engine="cpu"))
+    everyone = torch.ones(32, dtype=torch.bool)
+    scene.reset_to_default(everyone)
+    lags = scene.model_delay.lag
+    assert set(lags[:, 0].tolist()) <= {0, 1} and set(lags[:, 1].tolist()) <= {2, 3, 4}
+    assert scene.model.actuator_history[:, 0].tolist() == [3, 6]
