@@ -54,6 +54,25 @@ __all__ = [
 ]
 
 
+def check_range(
+    bounds: Any, where: str, floor: float | None = 0.0, what: str = "values"
+) -> tuple[float, float]:
+    """``bounds`` as a (low, high) tuple of finite floats with ``low <= high`` and, unless
+    ``floor`` is None, ``floor <= low``; a RobolearnError naming ``where`` and what is
+    valid otherwise."""
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        low = high = math.nan
+    above = floor is None or floor <= low
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high and above):
+        rule = "" if floor is None else f" and {what} >= {floor:g}"
+        raise RobolearnError(
+            f"{where} must be [low, high] of finite numbers with low <= high{rule}, got {bounds!r}"
+        )
+    return low, high
+
+
 def step_range(value: Any, where: str, unit: str) -> tuple[int, int]:
     """A config's ``(min, max)`` count of steps (a delay, a latency) as whole numbers with
     ``0 <= min <= max``; a RobolearnError naming ``where`` otherwise."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from robolearn.config import check_range
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ClassTermManager, EnvRows
 from robolearn.managers.markers import Marker
@@ -59,7 +60,9 @@ class ActionTerm:
         self.noise_std: torch.Tensor | None = None
         """(N, 1) each env's action noise, drawn at its reset (``cfg.noise_std``), or None."""
         if cfg.noise_std is not None:
-            self._noise_bounds = _noise_bounds(cfg.noise_std, name)
+            self._noise_bounds = check_range(
+                cfg.noise_std, f"actions.{name}.noise_std", what="standard deviations"
+            )
             self.noise_std = torch.zeros(env.num_envs, 1, device=env.device)
 
     def process_actions(self, actions: torch.Tensor) -> None:
@@ -156,19 +159,6 @@ class ActionTermCfg:
     class_type: type[ActionTerm] | None = None
     """The :class:`ActionTerm` subclass built from this config; the built-in configs set
     theirs, and a subclass of one inherits it."""
-
-
-def _noise_bounds(noise_std: object, name: str) -> tuple[float, float]:
-    try:
-        low, high = (float(v) for v in noise_std)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        low = high = math.nan
-    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
-        raise RobolearnError(
-            f"actions.{name}.noise_std must be [low, high] standard deviations with "
-            f"0 <= low <= high, got {noise_std!r}"
-        )
-    return low, high
 
 
 class ActionManager(ClassTermManager[ActionTerm]):

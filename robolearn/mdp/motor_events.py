@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from robolearn.config import check_range
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import as_env_mask
 from robolearn.math import sample_uniform
@@ -27,25 +28,6 @@ from robolearn.scene.cache import fixed, names_key
 
 OPERATIONS = ("scale", "abs")
 """How a motor term's range applies: a factor on the nominal value, or the value itself."""
-
-
-def check_range(
-    bounds, where: str, floor: float | None = 0.0, what: str = "values"
-) -> tuple[float, float]:
-    """``bounds`` as a (low, high) tuple of finite floats with ``low <= high`` and, unless
-    ``floor`` is None, ``floor <= low``; a RobolearnError naming ``where`` and what is
-    valid otherwise."""
-    try:
-        low, high = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        low = high = math.nan
-    above = floor is None or floor <= low
-    if not (math.isfinite(low) and math.isfinite(high) and low <= high and above):
-        rule = "" if floor is None else f" and {what} >= {floor:g}"
-        raise RobolearnError(
-            f"{where} must be [low, high] of finite numbers with low <= high{rule}, got {bounds!r}"
-        )
-    return low, high
 
 
 # ---- gains and effort limits -------------------------------------------------------------

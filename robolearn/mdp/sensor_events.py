@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 import torch
 
+from robolearn.config import check_range
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import as_env_mask
 from robolearn.math import quat_from_euler_xyz
 from robolearn.mdp.events import _axis_ranges, _write_rows
-from robolearn.mdp.motor_events import check_range
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
 
