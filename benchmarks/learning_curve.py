@@ -108,6 +108,8 @@ def evaluate_checkpoint(args, run: Path, ckpt: Path) -> dict:
     it = int(ckpt.stem.split("_")[1])
     play = ["play", "--task", args.task, "--checkpoint", ckpt, "--eval", "--json"]
     play += ["--num_envs", args.eval_envs]
+    # the env overrides the run trained with (a robot's model file, say) hold for its play
+    play += [o for o in args.overrides if o.startswith("env.")]
     metrics = json.loads(robolearn(*play).strip().splitlines()[-1])
     p = progress[it]
     row = {

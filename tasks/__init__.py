@@ -8,6 +8,7 @@ Importing this package registers every shipped task with :mod:`robolearn.registr
 
 from robolearn.tasks import (  # noqa: F401
     cartpole_balance,
+    go2_walk,
     humanoid_walk,
     humanoid_walk_rough,
     quadruped_walk,

@@ -166,6 +166,7 @@ def velocity_env_cfg(
     base_body: str,
     contact_bodies: str | list[str] | None = None,
     control_dt: float = CONTROL_DT,
+    decimation: int | None = None,
 ) -> ManagerBasedRLEnvCfg:
     """The velocity-tracking recipe for a legged robot.
 
@@ -174,6 +175,10 @@ def velocity_env_cfg(
         base_body: the body whose mass is randomized (the trunk or torso).
         contact_bodies: bodies whose touching anything ends the episode; default the base.
         control_dt: the policy's period, s (default 0.02: 50 Hz).
+        decimation: physics steps per policy step, for a task that sets its own physics
+            step; None reads the MJCF's timestep (which loads the model: a robot from
+            Menagerie is then found or downloaded when the config is made, not when the
+            env is).
 
     Joint-position actions on every actuator around the default pose (scale 0.25), the
     policy every ``control_dt`` on the MJCF's own timestep (decimation ``control_dt /
@@ -185,7 +190,7 @@ def velocity_env_cfg(
     """
     return ManagerBasedRLEnvCfg(
         scene=scene,
-        decimation=control_decimation(scene.model, control_dt),
+        decimation=decimation or control_decimation(scene.model, control_dt),
         episode_length_s=20.0,
         actions={"joint_pos": JointPositionActionCfg(scale=0.25)},
         commands={COMMAND: velocity_command()},

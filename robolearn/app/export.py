@@ -228,7 +228,7 @@ def _robot(env) -> dict[str, Any]:
     cfg, scene = env.cfg.scene, env.scene
     return {
         "model": cfg.model,
-        "keyframe": cfg.keyframe,
+        "keyframe": cfg.default_keyframe,
         "root_body": cfg.root_body,
         "feet": list(cfg.feet),
         "joint_names": list(scene.joint_names),

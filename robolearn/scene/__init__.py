@@ -24,6 +24,7 @@ from robolearn.scene.actuators import (
 )
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import EntityCfg, SceneEntityCfg
+from robolearn.scene.init_state import InitStateCfg
 from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
@@ -33,6 +34,7 @@ __all__ = [
     "EntityCfg",
     "IdealPDCfg",
     "ImplicitPDCfg",
+    "InitStateCfg",
     "Scene",
     "SceneCfg",
     "SceneEntityCfg",

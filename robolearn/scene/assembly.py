@@ -12,6 +12,7 @@ from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.delay import add_model_delays, model_delays
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
+from robolearn.scene.init_state import add_ground, add_init_keyframe, check_joints
 from robolearn.scene.models import resolve_model_path
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
@@ -27,6 +28,12 @@ def build_engine(
     ``cfg.terrain``) replaces the MJCF's ground planes. Also returns how each joint that an
     actuator config selected is driven."""
     spec = load_spec(resolve_model_path(cfg.model))
+    check_joints(spec, tuple(cfg.joints), cfg.model)
+    if cfg.init_state is not None:
+        # before the actuators: the ones they add hold the pose the key states
+        add_init_keyframe(spec, cfg.init_state, "scene.init_state")
+    if cfg.ground and terrain is None:
+        add_ground(spec)
     driven = apply_actuators(spec, cfg.actuators)
     apply_sim_options(spec, sim)
     add_model_delays(spec, driven)
@@ -34,20 +41,22 @@ def build_engine(
     if cfg.entities:
         # The keyframe is the robot's: check it against the robot alone (MuJoCo pads it
         # with the attached entities' qpos0).
-        check_keyframe(spec, compile_model(spec), cfg.keyframe)
+        check_keyframe(spec, compile_model(spec), cfg.default_keyframe)
         attach_entities(spec, cfg.entities)
     if terrain is not None:
         add_terrain(spec, terrain)
     model = compile_model(spec)
     if not cfg.entities:
-        check_keyframe(spec, model, cfg.keyframe)
+        check_keyframe(spec, model, cfg.default_keyframe)
     # before the engine allocates anything: a timestep the gains cannot follow is refused
     # up front, not found out as a blow-up in training
     explicit = np.zeros(model.nv)
     for d in driven:
         if d.explicit:
             explicit[model.joint(d.joint).dofadr[0]] += d.stiffness
-    check_timestep(model, model.key(cfg.keyframe).qpos if cfg.keyframe else None, explicit)
+    check_timestep(
+        model, model.key(cfg.default_keyframe).qpos if cfg.default_keyframe else None, explicit
+    )
     engine = make_engine(
         model,
         cfg.num_envs,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from robolearn.scene.actuators import ImplicitPDCfg
 from robolearn.scene.entities import EntityCfg
+from robolearn.scene.init_state import INIT_KEY, InitStateCfg
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS
 from robolearn.terrain import TerrainCfg
 
@@ -45,7 +46,17 @@ class SceneCfg:
     num_envs: int = 1024
     """Number of parallel envs."""
     keyframe: str | None = None
-    """Keyframe giving the default state (root pose, joint positions, ctrl); None: qpos0."""
+    """Keyframe giving the default state (root pose, joint positions, ctrl); None: qpos0.
+    Unused where ``init_state`` is set."""
+    init_state: InitStateCfg | None = None
+    """The default state stated by the robot config, written into the model as the keyframe
+    ``init_state`` (see :mod:`robolearn.scene.init_state`); None: ``keyframe``."""
+    joints: tuple[str, ...] = ()
+    """The joint names a robot config was written for: a model lacking any of them is
+    refused, naming them; empty checks nothing."""
+    ground: bool = False
+    """Add a ground plane (and a light) at z = 0 when the MJCF's world has no plane, as a
+    robot's own file usually has not; a terrain replaces it."""
     root_body: str | None = None
     """Body of the floating base (a free joint) for base-frame quantities; None if fixed."""
     feet: tuple[str, ...] = field(default_factory=tuple)
@@ -60,3 +71,8 @@ class SceneCfg:
     terrain: TerrainCfg | None = None
     """A generated terrain in place of the MJCF's ground planes; None keeps the MJCF's
     ground. With a terrain, each env spawns on a tile (see :mod:`robolearn.terrain`)."""
+
+    @property
+    def default_keyframe(self) -> str | None:
+        """The keyframe every env resets to: ``init_state``'s, else ``keyframe``."""
+        return INIT_KEY if self.init_state is not None else self.keyframe

@@ -79,7 +79,7 @@ class Scene(SceneNames):
         observations read through it, joint position targets are offset by it."""
         super().__init__(self.engine.model, self.engine.device, list(cfg.entities))
         self.default_qpos, self.default_ctrl = default_state(
-            self.model, cfg.keyframe, cfg.model, self.engine.dtype, self.device
+            self.model, cfg.default_keyframe, cfg.model, self.engine.dtype, self.device
         )
         self._entity_keyframes()
         """(nq,) and (nu,): the state every env resets to, in the engine's dtype."""
