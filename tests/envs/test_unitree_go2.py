@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 import torch
-from cli_helpers import one_line_error, robolearn, robolearn_in_process
+from cli_helpers import VENDOR_GO2, one_line_error, robolearn, robolearn_in_process
 from robolearn.envs import unitree_go2
 from robolearn.tasks import go2_walk
 
@@ -18,7 +18,6 @@ from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.scene import InitStateCfg
 
-VENDOR_GO2 = Path(__file__).resolve().parents[3] / "shared/robots/unitree_mujoco/go2/go2.xml"
 pytestmark = pytest.mark.skipif(not VENDOR_GO2.exists(), reason="Unitree's go2.xml is not here")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from cli_helpers import local_robot_overrides
 
 from robolearn.adapters import make_env
 from robolearn.managers import EventTermCfg
@@ -63,7 +64,7 @@ def _drive(env, steps: int) -> None:
 
 @pytest.mark.parametrize("task", task_names())
 def test_every_tasks_step_is_free_of_host_waits(task):
-    env = make_env(task, num_envs=8, engine="cpu")
+    env = make_env(task, num_envs=8, engine="cpu", overrides=local_robot_overrides(task))
     _drive(env, 6)  # first uses fill caches (name lookups, event ranges) once
     waits: list[str] = []
     with forbid_host_syncs(waits):
