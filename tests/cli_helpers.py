@@ -71,7 +71,7 @@ def decode(path: Path) -> list:
     return frames
 
 
-def _shared(relative: str) -> Path:
+def shared_file(relative: str) -> Path:
     """A file of the shared folder beside the checkout (or the workplace's, for a clone
     elsewhere); the first candidate when neither has it."""
     candidates = [Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")]
@@ -81,7 +81,7 @@ def _shared(relative: str) -> Path:
     return candidates[0] / relative
 
 
-VENDOR_GO2 = _shared("robots/unitree_mujoco/go2/go2.xml")
+VENDOR_GO2 = shared_file("robots/unitree_mujoco/go2/go2.xml")
 """Unitree's own Go2 (BSD-3, beside the project, not in it): Menagerie's Go2 is in neither
 test package, and the tests never download."""
 
