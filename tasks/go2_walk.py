@@ -16,19 +16,15 @@ The model is Menagerie's by default; Unitree's own file drives the same task:
 from __future__ import annotations
 
 from robolearn.envs.unitree_go2 import BASE, go2_scene
+from robolearn.tasks import quadruped_walk
 from robolearn.tasks.velocity import (
     COMMAND,
-    velocity_agent_cfg,
-    velocity_command,
     velocity_env_cfg,
     velocity_play_cfg,
 )
 
-from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.managers import CurriculumTermCfg, RewardTermCfg, TerminationTermCfg
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl.config import AgentCfg
 from robolearn.scene import SimCfg
 
 NUM_ENVS = 512
@@ -40,45 +36,13 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     scene.num_envs = NUM_ENVS
     cfg = velocity_env_cfg(scene, base_body=BASE, decimation=4)
     cfg.sim = SimCfg(physics_dt=0.005)
-    cfg.commands[COMMAND] = velocity_command(lin_vel_x=(-0.6, 0.6))
     cfg.events["friction"].params["geoms"] = "FL|FR|RL|RR"
-    cfg.rewards |= {
-        "torques": RewardTermCfg(func=mdp.joint_torques_l2, weight=-1e-4),
-        "feet_air_time": RewardTermCfg(
-            func=mdp.feet_air_time, weight=0.25, params={"command_name": COMMAND, "threshold": 0.3}
-        ),
-        "undesired_contacts": RewardTermCfg(
-            func=mdp.undesired_contacts, weight=-1.0, params={"bodies": ".*_(thigh|calf)"}
-        ),
-        "joint_limits": RewardTermCfg(func=mdp.joint_pos_limits, weight=-1.0),
-    }
-    cfg.terminations["bad_orientation"] = TerminationTermCfg(
-        func=mdp.bad_orientation, params={"limit_angle": 1.0}
-    )
-    cfg.curriculum = {
-        "command_levels": CurriculumTermCfg(
-            func=mdp.command_velocity_levels,
-            params={
-                "command_name": COMMAND,
-                "reward_term": "track_lin_vel_xy",
-                "limit_lin_vel_x": (-1.0, 1.0),
-                "limit_ang_vel_z": (-1.0, 1.0),
-            },
-        )
-    }
-    return cfg
+    return quadruped_walk.quadruped_terms(cfg, shin_bodies=".*_(thigh|calf)")
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = velocity_play_cfg(env_cfg())
     cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)
-    return cfg
-
-
-def agent_cfg() -> AgentCfg:
-    cfg = velocity_agent_cfg()
-    cfg.algorithm.symmetry.use_data_augmentation = True
-    cfg.algorithm.use_mixed_precision = "auto"
     return cfg
 
 
@@ -90,7 +54,7 @@ register_task(
             "velocity commands on flat ground"
         ),
         env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
+        agent_cfg=quadruped_walk.agent_cfg,
         play_env_cfg=play_env_cfg,
     )
 )

@@ -36,6 +36,14 @@ thousands: ``--num_envs 4096``."""
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = velocity_env_cfg(replace(quadruped_scene(), num_envs=NUM_ENVS), base_body="trunk")
+    return quadruped_terms(cfg, shin_bodies=".*_calf")
+
+
+def quadruped_terms(cfg: ManagerBasedRLEnvCfg, shin_bodies: str) -> ManagerBasedRLEnvCfg:
+    """What the recipe gets for a quadruped (``cfg`` is changed and returned): forward
+    commands up to 0.6 m/s that a curriculum widens to 1 m/s, feet air time, torque and
+    joint-limit penalties, a penalty on ``shin_bodies`` touching anything, and an end to
+    episodes where the trunk tilts past 1 rad."""
     cfg.commands[COMMAND] = velocity_command(lin_vel_x=(-0.6, 0.6))
     cfg.rewards |= {
         "torques": RewardTermCfg(func=mdp.joint_torques_l2, weight=-1e-4),
@@ -43,7 +51,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             func=mdp.feet_air_time, weight=0.25, params={"command_name": COMMAND, "threshold": 0.3}
         ),
         "undesired_contacts": RewardTermCfg(
-            func=mdp.undesired_contacts, weight=-1.0, params={"bodies": ".*_calf"}
+            func=mdp.undesired_contacts, weight=-1.0, params={"bodies": shin_bodies}
         ),
         "joint_limits": RewardTermCfg(func=mdp.joint_pos_limits, weight=-1.0),
     }
