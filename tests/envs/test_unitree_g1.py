@@ -42,3 +42,11 @@ def test_the_g1_stands_on_the_configs_motors_on_either_file(source, menagerie_ro
     )
     heights = stands(scene, 1.0)
     assert heights.min() > 0.65, heights
+    # symmetry augmentation's mirror, found in either file's geometry: left <-> right, roll
+    # and yaw change sign, pitch keeps it
+    mirror, names = scene.joint_mirror(), scene.joint_names
+    for i, name in enumerate(names):
+        partner = name.replace("left_", "@").replace("right_", "left_").replace("@", "right_")
+        assert names[mirror.perm[i]] == partner, name
+        flips = "roll" in name or "yaw" in name  # knee and elbow turn about pitch axes
+        assert mirror.sign[i] == (-1.0 if flips else 1.0), name
