@@ -96,3 +96,16 @@ def local_robot_overrides(task: str) -> list[str]:
 
         pytest.skip(f"Unitree's go2.xml is not at {VENDOR_GO2}")
     return [f"env.scene.model={VENDOR_GO2}"]
+
+
+def runnable_tasks() -> list[tuple[str, list[str]]]:
+    """Every registered task with the overrides that run it on this machine's models; a
+    task whose model is not here is left out."""
+    from robolearn.registry import task_names
+
+    tasks = []
+    for name in task_names():
+        if name.startswith("go2_") and not VENDOR_GO2.exists():
+            continue
+        tasks.append((name, [f"env.scene.model={VENDOR_GO2}"] if name.startswith("go2_") else []))
+    return tasks

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a user does)
 import torch
+from cli_helpers import runnable_tasks
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
@@ -153,8 +154,8 @@ def test_every_task_has_finite_action_bounds_from_its_action_terms():
     """Joint position actions reach their actuators' ctrlrange at (ctrl - default) / scale;
     effort actions at ctrl / scale; every task's bounds are finite and wide enough to hold
     the default pose (action 0)."""
-    for name in task_names():
-        env = make_env(name, num_envs=1, engine="cpu")
+    for name, overrides in runnable_tasks():
+        env = make_env(name, num_envs=1, engine="cpu", overrides=overrides)
         low, high = env.action_manager.action_bounds()
         space = gym.spaces.Box(low.numpy(), high.numpy(), dtype=np.float64)
         assert np.isfinite(space.low).all() and np.isfinite(space.high).all(), name
@@ -180,8 +181,8 @@ def test_every_task_passes_gymnasiums_checker_without_warnings():
     does not fire on any task."""
     from gymnasium.utils.env_checker import check_env
 
-    for name in task_names():
-        env = gym.make(gym_id(name), engine="cpu")
+    for name, overrides in runnable_tasks():
+        env = gym.make(gym_id(name), engine="cpu", overrides=overrides)
         assert _no_warnings(check_env, env.unwrapped, skip_render_check=True) == [], name
         env.close()
 
