@@ -71,25 +71,24 @@ def go2_actuators() -> dict[str, ImplicitPDCfg]:
     }
 
 
-INIT_STATE = InitStateCfg(
-    pos=(0.0, 0.0, 0.278),
-    joint_pos={
-        ".*_thigh_joint": 0.9,
-        ".*_calf_joint": -1.8,
-        # the feet 0.1 rad outward: a wider stance than the joints' zero
-        "[FR]L_hip_joint": -0.1,
-        "[FR]R_hip_joint": 0.1,
-    },
-)
+def go2_init_state() -> InitStateCfg:
+    return InitStateCfg(
+        pos=(0.0, 0.0, 0.278),
+        joint_pos={
+            ".*_thigh_joint": 0.9,
+            ".*_calf_joint": -1.8,
+            # the feet 0.1 rad outward: a wider stance than the joints' zero
+            "[FR]L_hip_joint": -0.1,
+            "[FR]R_hip_joint": 0.1,
+        },
+    )
 
 
 def go2_scene(model: str = MODEL) -> SceneCfg:
     """The Go2 on a ground plane of its own (its MJCF has none), on this config's motors."""
     return SceneCfg(
         model=model,
-        init_state=InitStateCfg(
-            pos=INIT_STATE.pos, rot=INIT_STATE.rot, joint_pos=dict(INIT_STATE.joint_pos)
-        ),
+        init_state=go2_init_state(),
         joints=JOINTS,
         ground=True,
         root_body=BASE,

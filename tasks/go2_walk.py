@@ -18,9 +18,7 @@ from __future__ import annotations
 from robolearn.envs.unitree_go2 import BASE, go2_scene
 from robolearn.tasks import quadruped_walk
 from robolearn.tasks.velocity import (
-    COMMAND,
     velocity_env_cfg,
-    velocity_play_cfg,
 )
 
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -41,9 +39,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = velocity_play_cfg(env_cfg())
-    cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)
-    return cfg
+    return quadruped_walk.quadruped_play(env_cfg())
 
 
 register_task(

@@ -72,10 +72,16 @@ def quadruped_terms(cfg: ManagerBasedRLEnvCfg, shin_bodies: str) -> ManagerBased
     return cfg
 
 
-def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = velocity_play_cfg(env_cfg())
-    cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)  # the curriculum's final range
+def quadruped_play(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
+    """The play variant of a quadruped task (``cfg`` is changed and returned): the family's,
+    with forward commands over the curriculum's final range."""
+    cfg = velocity_play_cfg(cfg)
+    cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)
     return cfg
+
+
+def play_env_cfg() -> ManagerBasedRLEnvCfg:
+    return quadruped_play(env_cfg())
 
 
 def agent_cfg() -> AgentCfg:

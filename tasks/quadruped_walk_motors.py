@@ -18,7 +18,6 @@ gearing is 1.5x slower).
 from __future__ import annotations
 
 from robolearn.tasks import quadruped_walk
-from robolearn.tasks.velocity import COMMAND, velocity_play_cfg
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -76,9 +75,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = velocity_play_cfg(env_cfg())
-    cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)
-    return cfg
+    return quadruped_walk.quadruped_play(env_cfg())
 
 
 register_task(

@@ -86,16 +86,22 @@ VENDOR_GO2 = shared_file("robots/unitree_mujoco/go2/go2.xml")
 test package, and the tests never download."""
 
 
-def local_robot_overrides(task: str) -> list[str]:
-    """Overrides that point a real robot's task at a model on this machine (skips the test
-    where that model is not here)."""
+def robot_model_overrides(task: str) -> list[str] | None:
+    """Overrides that point a real robot's task at a model on this machine; None where that
+    model is not here."""
     if not task.startswith("go2_"):
         return []
-    if not VENDOR_GO2.exists():
+    return [f"env.scene.model={VENDOR_GO2}"] if VENDOR_GO2.exists() else None
+
+
+def local_robot_overrides(task: str) -> list[str]:
+    """:func:`robot_model_overrides`, skipping the test where the model is not here."""
+    overrides = robot_model_overrides(task)
+    if overrides is None:
         import pytest
 
         pytest.skip(f"Unitree's go2.xml is not at {VENDOR_GO2}")
-    return [f"env.scene.model={VENDOR_GO2}"]
+    return overrides
 
 
 def runnable_tasks() -> list[tuple[str, list[str]]]:
@@ -103,9 +109,5 @@ def runnable_tasks() -> list[tuple[str, list[str]]]:
     task whose model is not here is left out."""
     from robolearn.registry import task_names
 
-    tasks = []
-    for name in task_names():
-        if name.startswith("go2_") and not VENDOR_GO2.exists():
-            continue
-        tasks.append((name, [f"env.scene.model={VENDOR_GO2}"] if name.startswith("go2_") else []))
-    return tasks
+    runs = ((name, robot_model_overrides(name)) for name in task_names())
+    return [(name, overrides) for name, overrides in runs if overrides is not None]

@@ -12,7 +12,7 @@ from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.delay import add_model_delays, model_delays
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
-from robolearn.scene.init_state import add_ground, add_init_keyframe, check_joints
+from robolearn.scene.init_state import add_init_keyframe
 from robolearn.scene.models import resolve_model_path
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
@@ -155,3 +155,33 @@ def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None
         while body is not None:
             frame.attach_body(body, prefix, "")
             body = child.worldbody.next_body(body)
+
+
+def add_ground(spec: mujoco.MjSpec) -> bool:
+    """Add a ground plane at z = 0 and a light over it when the model's world has no plane
+    (a robot's own MJCF, such as a vendor's ``go2.xml``, usually has neither); whether it
+    added them."""
+    if any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
+        return False
+    spec.worldbody.add_geom(
+        name="ground",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[0.0, 0.0, 0.05],
+        rgba=[0.35, 0.4, 0.45, 1.0],
+    )
+    spec.worldbody.add_light(
+        pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], type=int(mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    )
+    return True
+
+
+def check_joints(spec: mujoco.MjSpec, expected: tuple[str, ...], model_name: str) -> None:
+    """RobolearnError naming the joints of ``expected`` that ``spec`` lacks: the robot
+    config was written for another model."""
+    have = {j.name for j in spec.joints}
+    missing = [j for j in expected if j not in have]
+    if missing:
+        raise RobolearnError(
+            f"{model_name} lacks {len(missing)} of the robot config's {len(expected)} joints: "
+            f"{', '.join(missing)} (it has {', '.join(sorted(n for n in have if n)) or 'none'})"
+        )

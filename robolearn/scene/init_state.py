@@ -4,7 +4,8 @@ Models of the same robot disagree on where it stands: Unitree's own Go2 has a ``
 keyframe, its G1 none, Menagerie's files their own. A robot config states the pose itself
 (:class:`InitStateCfg`: the base's position and orientation, joint positions by regex), and
 the scene writes it into the model as a keyframe (:data:`INIT_KEY`) before the actuators are
-built, so the same config stands the robot the same way on any of its models.
+built, so the same config stands the robot the same way on any of its models. (The floor
+such a model lacks, and the check of its joint names, are the assembly's.)
 """
 
 from __future__ import annotations
@@ -92,33 +93,3 @@ def add_init_keyframe(spec: mujoco.MjSpec, init: InitStateCfg, where: str) -> No
         if holds:
             ctrl[a] = qpos[model.jnt_qposadr[model.actuator_trnid[a, 0]]]
     spec.add_key(name=INIT_KEY, qpos=qpos.tolist(), ctrl=ctrl.tolist())
-
-
-def add_ground(spec: mujoco.MjSpec) -> bool:
-    """Add a ground plane at z = 0 and a light over it when the model's world has no plane
-    (a robot's own MJCF, such as a vendor's ``go2.xml``, usually has neither); whether it
-    added them."""
-    if any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
-        return False
-    spec.worldbody.add_geom(
-        name="ground",
-        type=mujoco.mjtGeom.mjGEOM_PLANE,
-        size=[0.0, 0.0, 0.05],
-        rgba=[0.35, 0.4, 0.45, 1.0],
-    )
-    spec.worldbody.add_light(
-        pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], type=int(mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
-    )
-    return True
-
-
-def check_joints(spec: mujoco.MjSpec, expected: tuple[str, ...], model_name: str) -> None:
-    """RobolearnError naming the joints of ``expected`` that ``spec`` lacks: the robot
-    config was written for another model."""
-    have = {j.name for j in spec.joints}
-    missing = [j for j in expected if j not in have]
-    if missing:
-        raise RobolearnError(
-            f"{model_name} lacks {len(missing)} of the robot config's {len(expected)} joints: "
-            f"{', '.join(missing)} (it has {', '.join(sorted(n for n in have if n)) or 'none'})"
-        )

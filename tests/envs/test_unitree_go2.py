@@ -17,6 +17,7 @@ from robolearn.tasks import go2_walk
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.scene import InitStateCfg
+from robolearn.scene.init_state import add_init_keyframe
 
 pytestmark = pytest.mark.skipif(not VENDOR_GO2.exists(), reason="Unitree's go2.xml is not here")
 
@@ -102,8 +103,6 @@ def test_menageries_go2_not_under_the_local_root_is_one_line(capsys, menagerie_r
 
 def test_a_pose_naming_no_joint_or_outside_a_range_is_refused():
     spec = mujoco.MjSpec.from_file(str(VENDOR_GO2))
-    from robolearn.scene.init_state import add_init_keyframe
-
     with pytest.raises(RobolearnError, match=r"'\.\*_knee_joint' match no joint"):
         add_init_keyframe(spec, InitStateCfg(joint_pos={".*_knee_joint": -1.0}), "init")
     with pytest.raises(RobolearnError, match=r"FL_calf_joint = 0 is outside the joint's range"):
