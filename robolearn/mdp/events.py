@@ -214,18 +214,34 @@ def randomize_friction(
     env_mask: torch.Tensor,
     friction_range: tuple[float, float],
     geoms: str | Sequence[str] = ".*",
+    bodies: str | Sequence[str] | None = None,
 ) -> None:
     """Sliding friction of ``geoms`` = uniform(friction_range), one draw per env.
 
+    ``bodies`` (regexes of body names), where given, selects the geoms instead: every
+    geom of those bodies that can collide (a vendor's foot spheres often have no names).
     MuJoCo combines the two geoms of a contact with the max, so randomizing the robot's
     geoms (not the floor's) sets the contact friction whenever it exceeds the floor's.
     """
     env_mask = as_env_mask(env, env_mask)
-    ids = env.scene.index("geom", geoms)
+    ids = env.scene.index("geom", geoms) if bodies is None else _colliding_geoms(env, bodies)
     field = env.scene.engine.model_field("geom_friction")
     draw = sample_uniform(*friction_range, (env.num_envs, 1), env.device)
     sliding = field[:, :, 0]  # a view: the write below lands in the engine's memory
     _write_rows(sliding, ids, env_mask, draw.expand(-1, ids.numel()))
+
+
+def _colliding_geoms(env: TaskEnv, bodies: str | Sequence[str]) -> torch.Tensor:
+    model = env.scene.model
+    of = set(env.scene.index("body", bodies).tolist())
+    ids = [
+        g
+        for g in range(model.ngeom)
+        if int(model.geom_bodyid[g]) in of and (model.geom_contype[g] or model.geom_conaffinity[g])
+    ]
+    if not ids:
+        raise RobolearnError(f"bodies {bodies!r} have no geom that collides")
+    return torch.as_tensor(ids, device=env.device, dtype=torch.long)
 
 
 def randomize_body_mass(

@@ -25,6 +25,7 @@ from robolearn.scene.actuators import (
 from robolearn.scene.config import SceneCfg, SimCfg
 from robolearn.scene.entities import EntityCfg, SceneEntityCfg
 from robolearn.scene.init_state import InitStateCfg
+from robolearn.scene.mirror import JointMirrorCfg
 from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 
@@ -35,6 +36,7 @@ __all__ = [
     "IdealPDCfg",
     "ImplicitPDCfg",
     "InitStateCfg",
+    "JointMirrorCfg",
     "Scene",
     "SceneCfg",
     "SceneEntityCfg",

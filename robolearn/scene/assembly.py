@@ -90,6 +90,44 @@ def apply_sim_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
         if len(gravity) != 3:
             raise RobolearnError(f"sim.gravity must be 3 numbers (x, y, z), got {sim.gravity}")
         spec.option.gravity = gravity
+    apply_solver_options(spec, sim)
+
+
+_CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+
+
+_INTEGRATORS = {
+    "euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+}
+
+
+def apply_solver_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
+    """Write ``sim``'s integrator, friction cone and solver budget, where set, over the
+    MJCF's."""
+    if sim.integrator is not None:
+        if sim.integrator not in _INTEGRATORS:
+            raise RobolearnError(
+                f"sim.integrator must be one of {', '.join(_INTEGRATORS)}, got {sim.integrator!r}"
+            )
+        spec.option.integrator = _INTEGRATORS[sim.integrator]
+    if sim.cone is not None:
+        if sim.cone not in _CONES:
+            raise RobolearnError(f"sim.cone must be one of {', '.join(_CONES)}, got {sim.cone!r}")
+        spec.option.cone = _CONES[sim.cone]
+    if sim.impratio is not None:
+        if not sim.impratio >= 1:  # MuJoCo clamps below 1; NaN fails too
+            raise RobolearnError(f"sim.impratio must be >= 1, got {sim.impratio}")
+        spec.option.impratio = float(sim.impratio)
+    for name in ("iterations", "ls_iterations"):
+        value = getattr(sim, name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise RobolearnError(f"sim.{name} must be a whole number >= 1, got {value!r}")
+        setattr(spec.option, name, value)
 
 
 def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | None) -> None:

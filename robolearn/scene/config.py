@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from robolearn.scene.actuators import ImplicitPDCfg
 from robolearn.scene.entities import EntityCfg
 from robolearn.scene.init_state import INIT_KEY, InitStateCfg
+from robolearn.scene.mirror import JointMirrorCfg
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS
 from robolearn.terrain import TerrainCfg
 
@@ -31,6 +32,22 @@ class SimCfg:
     diverged: the env is reset and counted as ``nonfinite``, as for NaN. No robot moves at
     10 km/s or 95,000 rpm, but a simulation blowing up does, long before MuJoCo's own bound
     (1e10) and with rewards of 1e20 meanwhile; ``inf`` keeps MuJoCo's bound alone."""
+    integrator: str | None = None
+    """``euler``, ``implicitfast``, ``implicit`` or ``rk4``; None keeps the MJCF's
+    ``<option integrator>``. Menagerie's G1 ships ``implicitfast``, Unitree's files Euler,
+    which steps a position actuator's damping explicitly (see
+    :func:`robolearn.sim.stability.check_actuator_damping`)."""
+    cone: str | None = None
+    """Friction cone, ``pyramidal`` or ``elliptic``; None keeps the MJCF's ``<option cone>``.
+    An elliptic cone with a high ``impratio`` (Menagerie's and Unitree's Go2 files ship
+    ``elliptic`` at 100) resists slip better and costs the solver more."""
+    impratio: float | None = None
+    """Ratio of frictional to normal constraint impedance; None keeps the MJCF's."""
+    iterations: int | None = None
+    """Most solver iterations per physics step; None keeps the MJCF's (MuJoCo's default 100).
+    A policy that learns on a capped solver (mjlab: 10) is checked uncapped in sim2sim."""
+    ls_iterations: int | None = None
+    """Most line-search iterations per solver iteration; None keeps the MJCF's (50)."""
     nconmax: int | None = None
     """Contacts allocated per env on the Warp engines; None for MuJoCo Warp's estimate."""
     njmax: int | None = None
@@ -61,6 +78,9 @@ class SceneCfg:
     """Body of the floating base (a free joint) for base-frame quantities; None if fixed."""
     feet: tuple[str, ...] = field(default_factory=tuple)
     """Bodies that are feet, for gait terms (air time, slip, contact)."""
+    mirror: JointMirrorCfg | None = None
+    """The robot config's left-right joint map for symmetry augmentation; None finds it in
+    the model's geometry (:mod:`robolearn.scene.mirror`)."""
     actuators: dict[str, ImplicitPDCfg] = field(default_factory=dict)
     """How the robot's joints are driven, by name: each config selects joints by regex and
     replaces or adds their actuators (see :mod:`robolearn.scene.actuators`); empty keeps

@@ -23,9 +23,26 @@ import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
+from robolearn.scene.names import match_names
 
 MIRROR = np.array([1.0, -1.0, 1.0])
 """The reflection through the x-z plane, as a diagonal."""
+
+
+@dataclass
+class JointMirrorCfg:
+    """A robot config's own left-right mirror map, where the geometry cannot be trusted
+    (a model that is not exactly symmetric) or should be checked against it.
+
+    The mirrored state of joint ``a`` is the state of its partner, with the sign flipped
+    for the joints matching ``flip``: ``pairs`` names each left joint's right partner (the
+    map goes both ways); a joint in no pair is its own partner (on the centre line)."""
+
+    pairs: dict[str, str]
+    """Joint name to partner joint name (exact names, each joint in one pair at most)."""
+    flip: tuple[str, ...] = ()
+    """Regexes (full match) of the joints whose angle changes sign in the mirror: roll and
+    yaw joints, whose axes the mirror reverses."""
 
 
 @dataclass(frozen=True)
@@ -118,3 +135,23 @@ def body_mirror(
             f"partner for body(ies) {', '.join(lonely)}"
         )
     return IndexMirror(tuple(perm), (1.0,) * len(perm))
+
+
+def configured_joint_mirror(cfg: JointMirrorCfg, names: Sequence[str]) -> IndexMirror:
+    """``cfg``'s mirror map over the joints ``names``; RobolearnError for a joint it names
+    that the model does not have, or a joint in two pairs."""
+    index = {n: i for i, n in enumerate(names)}
+    perm = list(range(len(names)))
+    for a, b in cfg.pairs.items():
+        for name in (a, b):
+            if name not in index:
+                raise RobolearnError(
+                    f"scene.mirror maps {a!r} to {b!r}, but the model has no joint {name!r}"
+                )
+        i, k = index[a], index[b]
+        if perm[i] != i or perm[k] != k or i == k:
+            raise RobolearnError(f"scene.mirror pairs joint {a!r} or {b!r} more than once")
+        perm[i], perm[k] = k, i
+    flipped = set(match_names(list(names), list(cfg.flip), "joint")) if cfg.flip else set()
+    sign = tuple(-1.0 if i in flipped else 1.0 for i in range(len(names)))
+    return IndexMirror(tuple(perm), sign)

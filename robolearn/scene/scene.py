@@ -17,6 +17,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.math import columns_of, quat_rotate, quat_rotate_inverse, take_columns
+from robolearn.scene.actuators import DrivenJoint
 from robolearn.scene.assembly import build_engine
 from robolearn.scene.cache import fixed, names_key, per_step
 from robolearn.scene.config import SceneCfg, SimCfg
@@ -24,7 +25,12 @@ from robolearn.scene.defaults import default_state
 from robolearn.scene.delay import ModelDelay, model_delays
 from robolearn.scene.drive import Drive
 from robolearn.scene.entities import SceneEntityCfg
-from robolearn.scene.mirror import IndexMirror, body_mirror, joint_mirror
+from robolearn.scene.mirror import (
+    IndexMirror,
+    body_mirror,
+    configured_joint_mirror,
+    joint_mirror,
+)
 from robolearn.scene.names import SceneNames, match_names
 from robolearn.scene.sensor_errors import SensorErrors
 from robolearn.scene.terrain import SceneTerrain
@@ -72,6 +78,8 @@ class Scene(SceneNames):
         """(N, nu) what the actuators are commanded: position targets for position loops,
         controls for the rest. The engine's ``ctrl`` itself unless a :attr:`drive`
         computes the controls from it at every physics step."""
+        self.driven: tuple[DrivenJoint, ...] = tuple(driven)
+        """Each joint the robot config's actuators drive, with its gains and limits."""
         self.explicit_actuators = frozenset(d.actuator for d in driven if d.explicit)
         """Names of the actuators whose torque robolearn computes from a position target."""
         self.sensor_errors = SensorErrors()
@@ -110,6 +118,8 @@ class Scene(SceneNames):
         self._cache_stamp: tuple[int, int] = self._state_stamp()
         self._nominal: dict[str, torch.Tensor] = {}
         self._joint_mirror: IndexMirror | None = None
+        if cfg.mirror is not None:
+            self.joint_mirror()  # a map naming a joint the model lacks fails here, at once
 
     def _find_root(self, root_body: str | None) -> tuple[int | None, int, int]:
         """The root body's id and its free joint's qpos and qvel addresses (the free joint
@@ -196,8 +206,12 @@ class Scene(SceneNames):
         return self.root_body_id
 
     def joint_mirror(self) -> IndexMirror:
-        """The robot's left-right mirror over :attr:`joint_names` (found once, from the
-        MJCF; :mod:`robolearn.scene.mirror`); RobolearnError if it is not symmetric."""
+        """The robot's left-right mirror over :attr:`joint_names`: the config's
+        ``scene.mirror``, else found once in the MJCF (:mod:`robolearn.scene.mirror`);
+        RobolearnError if it names a joint the model lacks, or the model is not
+        symmetric."""
+        if self._joint_mirror is None and self.cfg.mirror is not None:
+            self._joint_mirror = configured_joint_mirror(self.cfg.mirror, self.joint_names)
         if self._joint_mirror is None:
             self.require_floating_base()
             self._joint_mirror = joint_mirror(

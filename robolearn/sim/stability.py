@@ -111,8 +111,9 @@ def check_timestep(
         RobolearnError: ``model.opt.timestep`` is beyond :attr:`StiffestJoint.max_timestep`,
             naming the joint, its stiffness and inertia, and the limit.
     """
-    stiffest = stiffest_joint(model, qpos, explicit_stiffness)
     dt = float(model.opt.timestep)
+    check_actuator_damping(model, qpos)
+    stiffest = stiffest_joint(model, qpos, explicit_stiffness)
     if stiffest is None or dt < stiffest.max_timestep:
         return
     s = stiffest
@@ -122,6 +123,67 @@ def check_timestep(
         f"inertia {s.inertia:.3g}), and MuJoCo steps position feedback explicitly, which "
         f"needs physics_dt < {s.max_timestep:.3g} s; use a shorter physics_dt (with a larger "
         "decimation to keep the control rate) or lower gains"
+    )
+
+
+_IMPLICIT_DAMPING = tuple(
+    int(getattr(mujoco.mjtIntegrator, name))
+    for name in ("mjINT_IMPLICIT", "mjINT_IMPLICITFAST", "mjINT_DISCRETE")
+    if hasattr(mujoco.mjtIntegrator, name)
+)
+
+
+def check_actuator_damping(model: mujoco.MjModel, qpos: np.ndarray | None = None) -> None:
+    """Refuse a timestep at which a position actuator's damping cannot be stable.
+
+    Euler and RK4 step a joint's own damping implicitly but an actuator's velocity gain
+    (a ``<position kv>`` or a config's ``damping``) explicitly: a damper kd on an inertia m
+    stepped that way oscillates and grows once ``timestep x kd / m`` passes 2. A light
+    joint (a wrist, on its small armature) meets that long before its spring's limit.
+    ``implicitfast`` and ``implicit`` step the actuator's damping implicitly too.
+
+    Raises:
+        RobolearnError: naming the joint, its damping and inertia, the limit, and the
+            integrator to use instead.
+    """
+    if int(model.opt.integrator) in _IMPLICIT_DAMPING:
+        return
+    damping = np.zeros(model.nv)
+    for a in range(model.nu):
+        if int(model.actuator_trntype[a]) not in _JOINT_TRANSMISSIONS:
+            continue
+        if int(model.actuator_biastype[a]) != _AFFINE_BIAS:
+            continue
+        kd = -float(model.actuator_biasprm[a, 2])
+        if kd > 0:
+            gear = float(model.actuator_gear[a, 0])
+            damping[model.jnt_dofadr[int(model.actuator_trnid[a, 0])]] += kd * gear * gear
+    if not damping.any():
+        return
+    data = mujoco.MjData(model)
+    if qpos is not None:
+        data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    mass = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, mass)
+    try:
+        inertia = 1.0 / np.diag(np.linalg.inv(mass))
+    except np.linalg.LinAlgError:
+        return
+    rate = damping / inertia
+    dof = int(np.argmax(rate))
+    dt = float(model.opt.timestep)
+    if dt * rate[dof] < 2.0:
+        return
+    joint_id = int(model.dof_jntid[dof])
+    name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, joint_id) or f"#{joint_id}"
+    integrator = mujoco.mjtIntegrator(int(model.opt.integrator)).name.removeprefix("mjINT_")
+    raise RobolearnError(
+        f"sim.physics_dt {dt:g} s cannot be stable with the {integrator.lower()} integrator: "
+        f"joint {name}'s actuator damping {damping[dof]:.3g} on inertia {inertia[dof]:.3g} "
+        f"is stepped explicitly, which needs physics_dt < {2.0 / rate[dof]:.3g} s; set "
+        "sim.integrator=implicitfast (it steps actuator damping implicitly) or a shorter "
+        "physics_dt"
     )
 
 

@@ -443,6 +443,10 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             "actions.cart_force: the actuator pattern '(' is not a regular expression: missing )",
         ),
         (["--task", TASK, "env.sim.max_speed=0"], "sim.max_speed must be > 0"),
+        (["--task", TASK, "env.sim.cone=conical"], "sim.cone must be one of pyramidal, ellip"),
+        (["--task", TASK, "env.sim.iterations=0"], "sim.iterations must be a whole number >= 1"),
+        (["--task", TASK, "env.sim.impratio=0.5"], "sim.impratio must be >= 1"),
+        (["--task", TASK, "env.sim.integrator=verlet"], "sim.integrator must be one of euler"),
         (
             ["--task", TASK, "--num_envs", "1", "agent.num_steps_per_env=2"],
             "num_mini_batches (4) exceeds the rollout's 2 samples",

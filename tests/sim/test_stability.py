@@ -100,3 +100,33 @@ def test_a_task_beyond_its_limit_is_refused_before_a_run_folder_is_left(tmp_path
     assert "sim.physics_dt 0.1 s cannot be stable" in lines[0]
     assert "needs physics_dt < 0.0332 s" in lines[0]
     assert not (tmp_path / "humanoid_walk").exists()
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4"])
+def test_an_actuators_damping_stepped_explicitly_has_its_limit_too(integrator):
+    """Euler and RK4 step a position actuator's kv explicitly: a damper kd on inertia m
+    grows without bound past timestep 2 m / kd (a light wrist meets it before its spring's
+    limit); implicitfast steps it implicitly, with no such limit."""
+    damper = _HINGE.replace('kp="50"', 'kp="1e-6" kv="5"')
+    limit = 2 * 0.025 / 5
+
+    def model(dt: float, integrator: str) -> mujoco.MjModel:
+        return mujoco.MjModel.from_xml_string(damper.format(dt=dt, integrator=integrator))
+
+    def fastest(m: mujoco.MjModel) -> float:
+        data = mujoco.MjData(m)
+        data.qvel[0] = 1.0
+        largest = 1.0
+        for _ in range(400):
+            mujoco.mj_step(m, data)
+            largest = max(largest, abs(float(data.qvel[0])))
+        return largest
+
+    if integrator == "Euler":  # MuJoCo's own Euler steps: bounded inside, growing past
+        assert fastest(model(0.97 * limit, integrator)) <= 1.0
+        assert fastest(model(1.03 * limit, integrator)) > 1e3
+    check_timestep(model(0.97 * limit, integrator))
+    with pytest.raises(RobolearnError, match=r"actuator damping .* sim.integrator=implicitfast"):
+        check_timestep(model(1.03 * limit, integrator))
+    check_timestep(model(1.03 * limit, "implicitfast"))
+    assert fastest(model(1.03 * limit, "implicitfast")) <= 1.0
