@@ -4,6 +4,9 @@ noise hits every task alike).
 
     python benchmarks/task_step_cost.py go2_walk quadruped_walk --num_envs 512 \
         --set go2_walk:env.scene.model=/path/to/unitree_mujoco/unitree_robots/go2/go2.xml
+
+A task given as LABEL=TASK runs under that label, so one task can run twice with other
+overrides (``--set LABEL:...``).
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], metavar="TASK:KEY=VALUE")
     args = parser.parse_args()
-    overrides: dict[str, list[str]] = {t: [] for t in args.tasks}
+    labels = [t.partition("=")[0] for t in args.tasks]
+    task_of = {t.partition("=")[0]: t.partition("=")[2] or t for t in args.tasks}
+    overrides: dict[str, list[str]] = {label: [] for label in labels}
     for item in args.set:
-        task, _, override = item.partition(":")
-        overrides[task].append(override)
+        label, _, override = item.partition(":")
+        overrides[label].append(override)
     envs = {
-        t: make_env(t, num_envs=args.num_envs, engine=args.engine, overrides=overrides[t])
-        for t in args.tasks
+        label: make_env(
+            task_of[label], num_envs=args.num_envs, engine=args.engine, overrides=overrides[label]
+        )
+        for label in labels
     }
     gen = torch.Generator().manual_seed(0)
     best = dict.fromkeys(envs, float("inf"))
@@ -44,10 +51,10 @@ def main() -> None:
             for _ in range(args.steps):
                 env.step(actions)
             best[task] = min(best[task], (time.perf_counter() - start) / args.steps)
-    first = args.tasks[-1]
+    first = labels[-1]
     print(f"| task | env steps/s ({args.num_envs} envs, {args.engine}) | step time vs {first} |")
     print("|---|---:|---:|")
-    for task in args.tasks:
+    for task in labels:
         print(f"| {task} | {args.num_envs / best[task]:,.0f} | {best[task] / best[first]:.2f}x |")
 
 

@@ -23,7 +23,7 @@ choice for its G1). Default pose: knees bent (hip pitch -0.312, knee 0.669, ankl
 
 from __future__ import annotations
 
-from robolearn.scene import InitStateCfg, SceneCfg
+from robolearn.scene import InitStateCfg, JointMirrorCfg, SceneCfg
 from robolearn.scene.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 
 MODEL = "menagerie:unitree_g1/g1.xml"
@@ -40,6 +40,14 @@ JOINTS = (
     *(f"{s}_{j}_joint" for s in SIDES for j in ARM),
 )
 FEET = ("left_ankle_roll_link", "right_ankle_roll_link")
+
+MIRROR = JointMirrorCfg(
+    pairs={f"left_{j}_joint": f"right_{j}_joint" for j in LEG + ARM},
+    flip=(".*_roll_joint", ".*_yaw_joint"),
+)
+"""Left and right swap; roll and yaw angles change sign (the waist's too), pitch keeps it
+(the knees and elbows turn about pitch axes). The tests check it against the mirror found
+in the geometry of both files."""
 
 NATURAL_FREQUENCY_HZ, DAMPING_RATIO = 10.0, 2.0
 
@@ -102,5 +110,6 @@ def g1_scene(model: str = MODEL) -> SceneCfg:
         ground=True,
         root_body="pelvis",
         feet=FEET,
+        mirror=MIRROR,
         actuators=g1_actuators(),
     )

@@ -21,7 +21,7 @@ ends. Default pose: thighs 0.9 rad, knees -1.8 rad, hips 0.1 rad outward, the tr
 
 from __future__ import annotations
 
-from robolearn.scene import InitStateCfg, SceneCfg
+from robolearn.scene import InitStateCfg, JointMirrorCfg, SceneCfg
 from robolearn.scene.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 
 MODEL = "menagerie:unitree_go2/go2.xml"
@@ -30,6 +30,15 @@ MODEL = "menagerie:unitree_go2/go2.xml"
 LEGS = ("FL", "FR", "RL", "RR")
 JOINTS = tuple(f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf"))
 FEET = LEGS
+MIRROR = JointMirrorCfg(
+    pairs={
+        f"{a}_{p}_joint": f"{b}_{p}_joint"
+        for a, b in (("FL", "FR"), ("RL", "RR"))
+        for p in ("hip", "thigh", "calf")
+    },
+    flip=(".*_hip_joint",),
+)
+"""Left and right legs swap; the hips (abduction, a roll axis) change sign."""
 BASE = "base(_link)?"
 """The trunk: ``base`` in Menagerie's file, ``base_link`` in Unitree's (a regex over both)."""
 
@@ -93,5 +102,6 @@ def go2_scene(model: str = MODEL) -> SceneCfg:
         ground=True,
         root_body=BASE,
         feet=FEET,
+        mirror=MIRROR,
         actuators=go2_actuators(),
     )

@@ -8,7 +8,10 @@ Importing this package registers every shipped task with :mod:`robolearn.registr
 
 from robolearn.tasks import (  # noqa: F401
     cartpole_balance,
+    g1_walk,
+    g1_walk_rough,
     go2_walk,
+    go2_walk_rough,
     humanoid_walk,
     humanoid_walk_rough,
     quadruped_walk,

@@ -21,6 +21,8 @@ Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from robolearn.envs.humanoid import LEG_JOINTS, humanoid_scene
 from robolearn.tasks.velocity import (
     COMMAND,
@@ -54,7 +56,7 @@ GAIT = {
 }
 
 
-def _observations(noisy: bool) -> dict[str, ObservationGroupCfg]:
+def biped_observations(noisy: bool) -> dict[str, ObservationGroupCfg]:
     """The policy sees the gait phase after its command; the critic also sees, noise-free,
     the base height and which feet touch the ground (privileged)."""
     critic = proprioception(extra=dict(GAIT))
@@ -78,15 +80,33 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     cfg.actions["joint_pos"] = JointPositionActionCfg(
         actuators=[*LEG_JOINTS, "waist_yaw"], scale=0.5
     )
+    return biped_terms(cfg, base_body="torso", standing_height=0.73, min_height=0.45)
+
+
+def biped_terms(
+    cfg: ManagerBasedRLEnvCfg,
+    base_body: str,
+    standing_height: float,
+    min_height: float,
+    feet_geoms: str = ".*_foot",
+    feet_bodies: str | None = None,
+    **joints: Any,
+) -> ManagerBasedRLEnvCfg:
+    """humanoid_walk's changes to the velocity recipe, for any biped (``cfg`` is changed
+    and returned): forward commands up to 1 m/s, the gait clock, the privileged critic,
+    :func:`biped_rewards` (``joints`` are its joint-name regexes), an end to episodes where
+    the base drops below ``min_height`` (m), and the randomization: friction of the
+    ``feet_geoms`` (or of every colliding geom of the ``feet_bodies``), mass of the
+    ``base_body``, actuator gains, initial pose."""
     cfg.commands[COMMAND] = velocity_command(lin_vel_x=(0.0, 1.0), rel_standing_envs=0.05)
     cfg.commands["gait"] = GaitPhaseCommandCfg(period_s=0.8)
-    cfg.observations = _observations(noisy=True)
-    _rewards(cfg.rewards)
+    cfg.observations = biped_observations(noisy=True)
+    biped_rewards(cfg.rewards, standing_height=standing_height, **joints)
     cfg.terminations["base_too_low"] = TerminationTermCfg(
-        func=mdp.base_height_below, params={"minimum": 0.45}
+        func=mdp.base_height_below, params={"minimum": min_height}
     )
-    cfg.events["friction"] = foot_friction((0.5, 1.25))
-    cfg.events["base_mass"] = body_mass("torso", (-1.0, 3.0))
+    cfg.events["friction"] = foot_friction((0.5, 1.25), feet_geoms, feet_bodies)
+    cfg.events["base_mass"] = body_mass(base_body, (-1.0, 3.0))
     cfg.events["actuator_gains"] = EventTermCfg(
         func=mdp.randomize_actuator_gains,
         mode="startup",
@@ -99,9 +119,16 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
     return cfg
 
 
-def _rewards(rewards: dict[str, RewardTermCfg]) -> None:
+def biped_rewards(
+    rewards: dict[str, RewardTermCfg],
+    standing_height: float,
+    hips: tuple[str, ...] = (".*_hip_yaw", ".*_hip_roll"),
+    ankles: str = ".*_ankle_.*",
+    waist: str = "waist_yaw",
+) -> None:
     """The recipe's rewards, reweighted for a biped, plus the gait clock's and a biped's
-    posture terms."""
+    posture terms: the base held at ``standing_height`` (m), the ``hips`` and ``waist``
+    joints near their default, the ``ankles`` inside their range (joint-name regexes)."""
     rewards["track_lin_vel_xy"].weight = 2.0
     rewards["track_ang_vel_z"].weight = 2.0
     rewards["lin_vel_z"].weight = -0.2
@@ -118,18 +145,18 @@ def _rewards(rewards: dict[str, RewardTermCfg]) -> None:
         ),
         "feet_slide": RewardTermCfg(func=mdp.feet_slide, weight=-0.25),
         "ankle_limits": RewardTermCfg(
-            func=mdp.joint_pos_limits, weight=-1.0, params={"joints": ".*_ankle_.*"}
+            func=mdp.joint_pos_limits, weight=-1.0, params={"joints": ankles}
         ),
         "hip_deviation": RewardTermCfg(
             func=mdp.joint_deviation_l1,
             weight=-0.3,
-            params={"joints": [".*_hip_yaw", ".*_hip_roll"]},
+            params={"joints": list(hips)},
         ),
         "torso_deviation": RewardTermCfg(
-            func=mdp.joint_deviation_l1, weight=-0.1, params={"joints": "waist_yaw"}
+            func=mdp.joint_deviation_l1, weight=-0.1, params={"joints": waist}
         ),
         "base_height": RewardTermCfg(
-            func=mdp.base_height_l2, weight=-10.0, params={"target_height": 0.73}
+            func=mdp.base_height_l2, weight=-10.0, params={"target_height": standing_height}
         ),
         "energy": RewardTermCfg(func=mdp.energy, weight=-1e-3),
     }

@@ -29,7 +29,13 @@ STANDING_HEIGHT = 0.30
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = make_rough(quadruped_walk.env_cfg(), TerrainCfg(), height_scan(STANDING_HEIGHT))
+    return rough_quadruped(quadruped_walk.env_cfg(), STANDING_HEIGHT)
+
+
+def rough_quadruped(cfg: ManagerBasedRLEnvCfg, standing_height: float) -> ManagerBasedRLEnvCfg:
+    """A flat quadruped task of the family made rough this task's way (``cfg`` is changed
+    and returned); ``standing_height``: the trunk's height standing on flat ground (m)."""
+    cfg = make_rough(cfg, TerrainCfg(), height_scan(standing_height))
     # The rough recipe was measured at 1024 envs, about 10 robots per tile of the 10 x 10
     # terrain grid; the flat task's 512 would halve that.
     cfg.scene.num_envs = 1024
@@ -42,7 +48,12 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = rough_play_cfg(env_cfg())
+    return rough_quadruped_play(env_cfg())
+
+
+def rough_quadruped_play(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
+    """The play variant of :func:`rough_quadruped`'s tasks."""
+    cfg = rough_play_cfg(cfg)
     cfg.commands[COMMAND].ranges.lin_vel_x = (-1.0, 1.0)  # the curriculum's final range
     return cfg
 

@@ -113,13 +113,15 @@ def velocity_rewards(
 # ---- events ---------------------------------------------------------------------------------
 
 
-def foot_friction(friction_range: tuple[float, float], geoms: str = ".*_foot") -> EventTermCfg:
-    """At startup, one sliding friction per env, uniform in the range, for the foot geoms."""
-    return EventTermCfg(
-        func=mdp.randomize_friction,
-        mode="startup",
-        params={"friction_range": friction_range, "geoms": geoms},
-    )
+def foot_friction(
+    friction_range: tuple[float, float], geoms: str = ".*_foot", bodies: str | None = None
+) -> EventTermCfg:
+    """At startup, one sliding friction per env, uniform in the range, for the foot geoms
+    (or every colliding geom of the foot ``bodies``)."""
+    params: dict = {"friction_range": friction_range, "geoms": geoms}
+    if bodies is not None:
+        params["bodies"] = bodies
+    return EventTermCfg(func=mdp.randomize_friction, mode="startup", params=params)
 
 
 def body_mass(body: str, mass_range: tuple[float, float]) -> EventTermCfg:
@@ -159,6 +161,14 @@ def push_base() -> EventTermCfg:
 
 CONTROL_DT = 0.02
 """The family's policy period, s: 50 Hz, legged_gym's and Isaac Lab's rate."""
+
+
+CAPPED_SOLVER = {"cone": "pyramidal", "impratio": 1.0, "iterations": 10, "ls_iterations": 20}
+"""The solver settings for a real robot's model (``SimCfg(**CAPPED_SOLVER)``), mjlab's
+budget: the elliptic cone at impratio 100 and the uncapped iterations that Menagerie's and
+Unitree's Go2 files ship cost 2.2 times the physics step on a CPU (BENCHMARKS.md, section
+17) for grip that a walking gait does not need. The sim-to-sim check runs a policy on the
+vendor's own settings."""
 
 
 def velocity_env_cfg(

@@ -87,8 +87,13 @@ test package, and the tests never download."""
 
 
 def robot_model_overrides(task: str) -> list[str] | None:
-    """Overrides that point a real robot's task at a model on this machine; None where that
-    model is not here."""
+    """Overrides that point a real robot's task at a model on this machine (Menagerie's G1
+    from a test package, Unitree's Go2 beside the checkout); None where that model is not
+    here."""
+    if task.startswith("g1_"):
+        from conftest import menagerie_roots
+
+        return [f"env.scene.model={menagerie_roots()[0] / 'unitree_g1' / 'g1.xml'}"]
     if not task.startswith("go2_"):
         return []
     return [f"env.scene.model={VENDOR_GO2}"] if VENDOR_GO2.exists() else None

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
-from cli_helpers import shared_file
+from cli_helpers import robolearn, shared_file
 from robolearn.envs import unitree_g1
 
-from robolearn.scene import Scene, SimCfg
+from robolearn.errors import RobolearnError
+from robolearn.scene import JointMirrorCfg, Scene, SimCfg
+from robolearn.scene.mirror import IndexMirror, joint_mirror
 
 VENDOR_G1 = shared_file("robots/unitree_mujoco/g1/g1_29dof.xml")
 
@@ -42,11 +46,44 @@ def test_the_g1_stands_on_the_configs_motors_on_either_file(source, menagerie_ro
     )
     heights = stands(scene, 1.0)
     assert heights.min() > 0.65, heights
-    # symmetry augmentation's mirror, found in either file's geometry: left <-> right, roll
-    # and yaw change sign, pitch keeps it
+    # symmetry augmentation's mirror, the config's: left <-> right, roll and yaw change
+    # sign, pitch keeps it; and the same map is found in either file's geometry
     mirror, names = scene.joint_mirror(), scene.joint_names
     for i, name in enumerate(names):
         partner = name.replace("left_", "@").replace("right_", "left_").replace("@", "right_")
         assert names[mirror.perm[i]] == partner, name
         flips = "roll" in name or "yaw" in name  # knee and elbow turn about pitch axes
         assert mirror.sign[i] == (-1.0 if flips else 1.0), name
+    assert mirror == geometric_mirror(scene)
+
+
+def geometric_mirror(scene: Scene) -> IndexMirror:
+    """The mirror the scene finds in the model's geometry, without the config's map."""
+    return joint_mirror(scene.model, scene.root_body_id, scene._joint_mj_ids, scene.joint_names)
+
+
+def test_a_mirror_map_naming_a_joint_the_model_lacks_is_refused(menagerie_root):
+    cfg = unitree_g1.g1_scene()
+    cfg.num_envs = 1
+    cfg.mirror = JointMirrorCfg(pairs={"left_knee_joint": "right_kne_joint"})
+    with pytest.raises(RobolearnError, match="no joint 'right_kne_joint'"):
+        Scene(cfg, SimCfg(engine="cpu"))
+    cfg.mirror = JointMirrorCfg(pairs={"left_knee_joint": "right_knee_joint"}, flip=("elb.*",))
+    with pytest.raises(RobolearnError, match="elb"):
+        Scene(cfg, SimCfg(engine="cpu"))
+
+
+def test_the_pretrained_g1_walk_policy_walks_on_unitrees_file(menagerie_root):
+    """Trained on Menagerie's file, it walks on Unitree's (Menagerie's where that is not
+    here): the config, not the file, says how the G1 is driven and integrated."""
+    for model in [str(VENDOR_G1) if VENDOR_G1.exists() else "menagerie:unitree_g1/g1.xml"]:
+        play = robolearn(
+            "play", "--task", "g1_walk", "--checkpoint", "pretrained", "--eval", "--json",
+            "--num_envs", "16", f"env.scene.model={model}", "--engine", "cpu",
+        )  # fmt: skip
+        assert play.returncode == 0, play.stderr[-3000:]
+        metrics = json.loads(play.stdout.strip().splitlines()[-1])
+        # the walking thresholds of the learning curve (benchmarks/learning_curve.py)
+        assert metrics["fall_rate"] < 0.05, (model, metrics)
+        lin, yaw = metrics["base_velocity/lin_vel_error"], metrics["base_velocity/ang_vel_error"]
+        assert lin < 0.25 and yaw < 0.3, (model, metrics)

@@ -18,6 +18,7 @@ from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.scene import InitStateCfg
 from robolearn.scene.init_state import add_init_keyframe
+from robolearn.scene.mirror import joint_mirror
 
 pytestmark = pytest.mark.skipif(not VENDOR_GO2.exists(), reason="Unitree's go2.xml is not here")
 
@@ -80,6 +81,13 @@ def test_the_config_drives_unitrees_torque_motors_with_its_own_and_the_go2_stand
     assert heights[-1].min() > 0.2, heights[-1]
     # its MJCF has no floor: the scene laid one, and the four feet stand on it
     assert env.scene.feet_force_norm.gt(1.0).all()
+    # the config's mirror map is the one in the file's geometry
+    scene = env.scene
+    found = joint_mirror(scene.model, scene.root_body_id, scene._joint_mj_ids, names)
+    assert scene.joint_mirror() == found
+    # the task's solver, not the file's elliptic cone at impratio 100 and 100 iterations
+    assert int(m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
+    assert (m.opt.impratio, m.opt.iterations, m.opt.ls_iterations) == (1.0, 10, 20)
 
 
 def test_the_same_config_gives_the_same_robot_on_a_position_actuator_model(tmp_path):
@@ -145,3 +153,16 @@ def test_go2_walk_trains_and_plays_on_unitrees_file(tmp_path):
     assert play.returncode == 0, play.stderr[-3000:]
     metrics = json.loads(play.stdout.strip().splitlines()[-1])
     assert np.isfinite(metrics["mean_return"]) and 0.0 <= metrics["fall_rate"] <= 1.0
+
+
+def test_the_pretrained_go2_walk_policy_walks_on_unitrees_file():
+    play = robolearn(
+        "play", "--task", "go2_walk", "--checkpoint", "pretrained", "--eval", "--json",
+        "--num_envs", "16", f"env.scene.model={VENDOR_GO2}", "--engine", "cpu",
+    )  # fmt: skip
+    assert play.returncode == 0, play.stderr[-3000:]
+    metrics = json.loads(play.stdout.strip().splitlines()[-1])
+    # the walking thresholds of the learning curve (benchmarks/learning_curve.py)
+    assert metrics["fall_rate"] < 0.05, metrics
+    lin, yaw = metrics["base_velocity/lin_vel_error"], metrics["base_velocity/ang_vel_error"]
+    assert lin < 0.25 and yaw < 0.3, metrics

@@ -1,0 +1,41 @@
+"""go2_walk_rough: go2_walk on generated terrain, with a height scan.
+
+go2_walk's recipe (``tasks/go2_walk.py``) made rough as quadruped_walk_rough makes
+quadruped_walk (``tasks/quadruped_walk_rough.py``): the same 10 x 10 grid of flat, rough,
+slopes, stairs and obstacles (the Go2's legs are about as long as our quadruped's), a
+terrain curriculum over the rows, the ground around the trunk as 187 heights (1.6 m x
+1.0 m every 0.1 m) seen by the policy and the critic, heading commands, and a fifth of the
+flat task's flat-orientation penalty.
+"""
+
+from __future__ import annotations
+
+from robolearn.tasks import go2_walk, quadruped_walk_rough
+
+from robolearn.env import ManagerBasedRLEnvCfg
+from robolearn.registry import TaskSpec, register_task
+
+STANDING_HEIGHT = 0.278
+"""The trunk's height above flat ground in the config's default pose (m)."""
+
+
+def env_cfg() -> ManagerBasedRLEnvCfg:
+    return quadruped_walk_rough.rough_quadruped(go2_walk.env_cfg(), STANDING_HEIGHT)
+
+
+def play_env_cfg() -> ManagerBasedRLEnvCfg:
+    return quadruped_walk_rough.rough_quadruped_play(env_cfg())
+
+
+register_task(
+    TaskSpec(
+        name="go2_walk_rough",
+        description=(
+            "Unitree Go2 tracks velocity commands on generated terrain (slopes, stairs, "
+            "rough, obstacles) with a height scan and a terrain curriculum"
+        ),
+        env_cfg=env_cfg,
+        agent_cfg=quadruped_walk_rough.agent_cfg,
+        play_env_cfg=play_env_cfg,
+    )
+)
