@@ -44,17 +44,21 @@ class DeployError(Exception):
 class Robot:
     """The simulated robot: its model, its state, and where its base and joints live."""
 
-    def __init__(self, mjcf: Path, desc: dict[str, Any]) -> None:
+    def __init__(
+        self, mjcf: Path, desc: dict[str, Any], own_physics: bool = False, floor: bool = False
+    ) -> None:
         try:
-            self.model = mujoco.MjModel.from_xml_path(str(mjcf))
+            self.model = load_model(mjcf, floor)
         except (ValueError, OSError) as exc:
             raise DeployError(f"cannot load {mjcf}: {str(exc).strip().splitlines()[0]}") from None
         m = self.model
         # The policy was trained at this physics step and gravity; the MJCF may say others
-        # (robolearn's SimCfg overrides them per task).
-        m.opt.timestep = float(desc["physics_dt_s"])
-        if "gravity" in desc.get("physics", {}):
-            m.opt.gravity[:] = desc["physics"]["gravity"]
+        # (robolearn's SimCfg overrides them per task). A sim-to-sim check keeps the
+        # model's own (``own_physics``): the vendor's simulation is the one to pass.
+        if not own_physics:
+            m.opt.timestep = float(desc["physics_dt_s"])
+            if "gravity" in desc.get("physics", {}):
+                m.opt.gravity[:] = desc["physics"]["gravity"]
         self.data = mujoco.MjData(m)
         robot = desc["robot"]
         root = _lookup(m, mujoco.mjtObj.mjOBJ_BODY, robot["root_body"], "body", mjcf)
@@ -66,6 +70,7 @@ class Robot:
         self.root_dof = int(m.jnt_dofadr[joint])
         self.mjcf = mjcf
         self.keyframe = robot.get("keyframe")
+        self.root_pose = robot.get("root_pose")
         self.read()
 
     def joint_columns(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -84,6 +89,8 @@ class Robot:
             mujoco.mj_resetData(m, d)
             qpos, _ = self.joint_columns(list(default_joint_pos))
             d.qpos[qpos] = list(default_joint_pos.values())
+            if self.root_pose is not None:  # policy.json's start pose (schema 4)
+                d.qpos[self.root_qpos : self.root_qpos + 7] = self.root_pose
         mujoco.mj_forward(m, d)
         self.read()
 
@@ -94,6 +101,18 @@ class Robot:
         mujoco.mju_quat2Mat(mat, self.data.qpos[self.root_qpos + 3 : self.root_qpos + 7])
         self.base_rot = mat.reshape(3, 3)
         """World-from-base rotation."""
+
+
+def load_model(mjcf: Path, floor: bool = False) -> mujoco.MjModel:
+    """The MJCF's model; with ``floor``, a ground plane at z = 0 added where its world has
+    none (a robot's own file, such as a vendor's, has no floor)."""
+    if not floor:
+        return mujoco.MjModel.from_xml_path(str(mjcf))
+    spec = mujoco.MjSpec.from_file(str(mjcf))
+    plane = mujoco.mjtGeom.mjGEOM_PLANE
+    if not any(g.type == plane for g in spec.worldbody.geoms):
+        spec.worldbody.add_geom(name="floor", type=plane, size=[0, 0, 0.05])
+    return spec.compile()
 
 
 def _lookup(model: mujoco.MjModel, kind: int, name: str, what: str, mjcf: Path) -> int:
@@ -449,6 +468,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_and_report(
+    prog: str, run: Callable[[argparse.Namespace], dict[str, Any]], args: argparse.Namespace
+) -> tuple[int, dict[str, Any] | None]:
+    """``run(args)``: (2, None) after one line on stderr for a mistake; (0, None) after
+    printing the report as one JSON line with ``--json``; else (0, the report) to print."""
+    try:
+        report = run(args)
+    except DeployError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE, None
+    if args.json:
+        print(json.dumps(report))
+        return 0, None
+    return 0, report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Run an exported ONNX policy on a plain MuJoCo model of the robot."
@@ -473,14 +508,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    try:
-        report = run(args)
-    except DeployError as exc:
-        print(f"run_onnx: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.json:
-        print(json.dumps(report))
-        return 0
+    status, report = run_and_report("run_onnx", run, args)
+    if report is None:
+        return status
     lat = report["latency_us"]
     print(
         f"{report['sim_time_s']:.2f} s at {1 / report['control_dt_s']:.0f} Hz "

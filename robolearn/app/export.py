@@ -22,6 +22,7 @@ import copy
 import inspect
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -55,14 +56,17 @@ class _ExportPolicy(torch.nn.Module):
         return self.mlp(self.normalizer(obs))
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of ``policy.json``'s layout. Version 1 (no ``schema_version`` key) listed the
 observation terms with their sizes, the action terms and the control period; version 2 adds
 what a program without robolearn needs to rebuild the observation and apply the action;
 version 3 adds ``checkpoint`` (the path and iteration of the checkpoint exported) and
 ``files`` (per kind, ``onnx`` and ``torchscript``: the file's name and its sha256), by which
-a reader tells the set of files it was written with from a mixed one. Keys are only ever
-added, so a reader of an earlier version reads a later one."""
+a reader tells the set of files it was written with from a mixed one; version 4 adds
+``robot.root_pose`` (the base's start pose), ``robot.drives`` (each driven joint's gains and
+torque limit, for a program that runs the position loop itself on torque motors) and
+``action.held_actuators.joints``. Keys are only ever added, so a reader of an earlier
+version reads a later one."""
 
 FILES = {"onnx": "policy.onnx", "torchscript": "policy.pt"}
 """The model files of an export, by the kind ``load_policy`` gives them."""
@@ -115,6 +119,7 @@ def describe(
             # the env writes at every reset: e.g. the humanoid's arms hold their pose.
             "held_actuators": {
                 "actuators": [env.scene.actuator_names[a] for a in held],
+                "joints": [_actuated_joint(env.scene.model, a) for a in held],
                 "ctrl": [float(env.scene.default_ctrl[a]) for a in held],
             },
         },
@@ -226,14 +231,39 @@ def _robot(env) -> dict[str, Any]:
     """The robot: its MJCF (a robolearn asset path or a file), the keyframe it starts from,
     its floating base and its joints in qpos order with their default positions."""
     cfg, scene = env.cfg.scene, env.scene
-    return {
+    robot: dict[str, Any] = {
         "model": cfg.model,
         "keyframe": cfg.default_keyframe,
-        "root_body": cfg.root_body,
-        "feet": list(cfg.feet),
+        # the model's own names, not the config's regexes (``base(_link)?``)
+        "root_body": (None if scene.root_body_id is None else scene.body_names[scene.root_body_id]),
+        "feet": [scene.body_names[b] for b in scene.feet_body_ids.tolist()]
+        if scene.feet_body_ids is not None
+        else [],
         "joint_names": list(scene.joint_names),
         "default_joint_pos": scene.default_joint_pos[0].tolist(),
+        # What a torque-motor model of the robot (a vendor's) needs to be driven as in
+        # training: the loop's gains and limits per joint, and where the base starts.
+        "drives": [
+            {
+                "joint": d.joint,
+                "stiffness": d.stiffness,
+                "damping": d.damping,
+                "effort_limit": None if math.isinf(d.effort_limit) else d.effort_limit,
+            }
+            for d in scene.driven
+        ],
     }
+    if scene.root_qpos_adr is not None:
+        adr = scene.root_qpos_adr
+        robot["root_pose"] = scene.default_qpos[adr : adr + 7].tolist()
+    return robot
+
+
+def _actuated_joint(model: mujoco.MjModel, actuator: int) -> str | None:
+    """The joint an actuator drives, or None for one with another transmission."""
+    if int(model.actuator_trntype[actuator]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+        return None
+    return model.joint(int(model.actuator_trnid[actuator, 0])).name
 
 
 def _doc(obj) -> str:

@@ -214,6 +214,7 @@ def export(
     log=print,
     as_json: bool = False,
     log_root: str = "logs",
+    overrides: list[str] | None = None,
 ) -> int:
     from robolearn.app.export import export_policy
 
@@ -232,7 +233,10 @@ def export(
     if not task:
         raise RobolearnError(f"{path} does not name its task; pass --task")
     import_for_policy(task, str(path), log_root)
-    env, setup = _env_for_checkpoint(task, data, [], num_envs=1, engine="cpu")
+    agent = [o for o in overrides or [] if not o.startswith("env.")]
+    if agent:
+        raise RobolearnError(f"export takes env.<path>=<value> overrides only, got {agent[0]!r}")
+    env, setup = _env_for_checkpoint(task, data, list(overrides or []), num_envs=1, engine="cpu")
     _, runner, _ = load_for_env(env, path)
     experiment = setup.agent_cfg.experiment_name
     out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"

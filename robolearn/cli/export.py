@@ -29,6 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--log_root", default="logs", help="where outputs of pretrained go")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="env.<path>=<value> on top of the checkpoint's own (e.g. env.scene.model=PATH "
+        "where the robot's model is on this machine)",
+    )
     p.set_defaults(run=run)
 
 
@@ -37,5 +44,10 @@ def run(args: argparse.Namespace) -> int:
     from robolearn.app.play import export
 
     return export(
-        args.checkpoint, args.task, args.output, as_json=args.json, log_root=args.log_root
+        args.checkpoint,
+        args.task,
+        args.output,
+        as_json=args.json,
+        log_root=args.log_root,
+        overrides=args.overrides,
     )
