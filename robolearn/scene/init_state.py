@@ -35,13 +35,16 @@ class InitStateCfg:
     """Joint positions (rad or m) by regex over joint names (a full match; the first pattern
     that matches a joint gives its value); joints no pattern matches keep the MJCF's
     reference position (qpos0)."""
+    ctrl: dict[str, float] = field(default_factory=dict)
+    """Controls held at reset by regex over actuator names, for actuators no joint position
+    gives: a gripper on a tendon (Menagerie's Panda: ``actuator8``, 255 open)."""
 
 
 def add_init_keyframe(spec: mujoco.MjSpec, init: InitStateCfg, where: str) -> None:
     """Add ``init`` to ``spec`` as the keyframe :data:`INIT_KEY` (position actuators on a
-    joint hold its position, other controls are 0). RobolearnError, naming ``where``, for a
-    pattern that matches no joint, a value outside a joint's range, or a quaternion of zero
-    length."""
+    joint hold its position, ``init.ctrl`` gives others, the rest are 0). RobolearnError,
+    naming ``where``, for a pattern that matches no joint or actuator, a value outside a
+    joint's range, or a quaternion of zero length."""
     model = spec.compile()
     qpos = model.qpos0.copy()
     free = [j for j in range(model.njnt) if model.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE)]
@@ -92,4 +95,14 @@ def add_init_keyframe(spec: mujoco.MjSpec, init: InitStateCfg, where: str) -> No
         )
         if holds:
             ctrl[a] = qpos[model.jnt_qposadr[model.actuator_trnid[a, 0]]]
+    if init.ctrl:
+        names = [model.actuator(a).name for a in range(model.nu)]
+        for pattern, regex in compile_patterns(tuple(init.ctrl), f"{where}.ctrl"):
+            hits = [a for a, n in enumerate(names) if regex.fullmatch(n)]
+            if not hits:
+                raise RobolearnError(
+                    f"{where}.ctrl: {pattern!r} matches no actuator of the model; actuators: "
+                    f"{', '.join(n for n in names if n)}"
+                )
+            ctrl[hits] = init.ctrl[pattern]
     spec.add_key(name=INIT_KEY, qpos=qpos.tolist(), ctrl=ctrl.tolist())

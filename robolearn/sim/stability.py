@@ -69,12 +69,7 @@ def stiffest_joint(
         stiffness = stiffness + explicit_stiffness
     if not stiffness.any():
         return None
-    data = mujoco.MjData(model)
-    if qpos is not None:
-        data.qpos[:] = qpos
-    mujoco.mj_forward(model, data)
-    mass = np.zeros((model.nv, model.nv))
-    mujoco.mj_fullM(model, data, mass)
+    mass = _mass_matrix(model, qpos)
     try:
         lower = np.linalg.cholesky(mass)
     except np.linalg.LinAlgError:
@@ -160,12 +155,7 @@ def check_actuator_damping(model: mujoco.MjModel, qpos: np.ndarray | None = None
             damping[model.jnt_dofadr[int(model.actuator_trnid[a, 0])]] += kd * gear * gear
     if not damping.any():
         return
-    data = mujoco.MjData(model)
-    if qpos is not None:
-        data.qpos[:] = qpos
-    mujoco.mj_forward(model, data)
-    mass = np.zeros((model.nv, model.nv))
-    mujoco.mj_fullM(model, data, mass)
+    mass = _mass_matrix(model, qpos)
     try:
         inertia = 1.0 / np.diag(np.linalg.inv(mass))
     except np.linalg.LinAlgError:
@@ -185,6 +175,17 @@ def check_actuator_damping(model: mujoco.MjModel, qpos: np.ndarray | None = None
         "sim.integrator=implicitfast (it steps actuator damping implicitly) or a shorter "
         "physics_dt"
     )
+
+
+def _mass_matrix(model: mujoco.MjModel, qpos: np.ndarray | None) -> np.ndarray:
+    """(nv, nv) joint-space mass matrix (armature included) at ``qpos`` (default qpos0)."""
+    data = mujoco.MjData(model)
+    if qpos is not None:
+        data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    mass = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, mass)
+    return mass
 
 
 def _joint_space_stiffness(model: mujoco.MjModel) -> np.ndarray:

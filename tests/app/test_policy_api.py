@@ -192,7 +192,7 @@ def test_import_robolearn_stays_light():
     assert out.stdout.split() == ["True", "robolearn.app.policy_api"]
 
 
-def test_the_shipped_descriptions_are_what_export_writes_today():
+def test_the_shipped_descriptions_are_what_export_writes_today(menagerie_root):
     """policy.json of each pretrained task equals describe() of the task's play env (the
     docstrings aside): the regenerated files are current, and their values (joint order,
     defaults, scales, timing, command ranges) are the env's own."""
@@ -210,10 +210,23 @@ def test_the_shipped_descriptions_are_what_export_writes_today():
         env = make_env(task, num_envs=1, engine="cpu", play=True)
         fresh = json.loads(json.dumps(describe(env, ["policy"], task=task)))
         shipped = json.loads((folder / "policy.json").read_text())
-        # the shipped files are of schema 2; schema 3 adds only keys export_policy writes
-        # about the export's files (checkpoint, files), not about the vectors
-        assert (shipped.pop("schema_version"), fresh.pop("schema_version")) == (2, 3), task
+        # these shipped files are of schema 2; schema 3 adds only keys export_policy writes
+        # about the export's files (checkpoint, files), schema 4 what a torque-motor model
+        # needs (the drives, the base's start pose, the held actuators' joints)
+        assert (shipped.pop("schema_version"), fresh.pop("schema_version")) == (2, 4), task
+        for key in ("drives", "root_pose"):
+            fresh["robot"].pop(key, None)
+        fresh["action"]["held_actuators"].pop("joints")
         assert without_docs(shipped) == without_docs(fresh), task
+    # the G1's, of schema 4, trained on Menagerie's file
+    env = make_env("g1_walk", num_envs=1, engine="cpu", play=True)
+    fresh = json.loads(json.dumps(describe(env, ["policy"], task="g1_walk")))
+    shipped = json.loads((pretrained_path("g1_walk").parent / "policy.json").read_text())
+    for key in ("checkpoint", "files"):
+        shipped.pop(key)
+    assert without_docs(shipped) == without_docs(fresh)
+    assert shipped["robot"]["model"] == "menagerie:unitree_g1/g1.xml"
+    assert len(shipped["robot"]["drives"]) == 29 and shipped["robot"]["root_body"] == "pelvis"
     # what the humanoid's policy.json says, spelled out
     desc = json.loads((SHIPPED / "policy.json").read_text())
     terms = {t["term"]: t for t in desc["observation"]["terms"]}

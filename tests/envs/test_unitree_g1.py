@@ -20,6 +20,7 @@ VENDOR_G1 = shared_file("robots/unitree_mujoco/g1/g1_29dof.xml")
 def stands(scene: Scene, seconds: float) -> torch.Tensor:
     """Pelvis heights after holding the default pose for ``seconds``."""
     scene.reset_to_default(torch.ones(scene.num_envs, dtype=torch.bool))
+    scene.write_ctrl(slice(None), scene.default_ctrl.expand(scene.num_envs, -1))
     scene.prepare(1)
     for _ in range(round(seconds / scene.model.opt.timestep)):
         scene.step(1)
