@@ -49,6 +49,8 @@ def test_the_shipped_go2_policy_walks_on_unitrees_torque_motor_model():
     assert r["lin_vel_error"] < 0.3 and r["yaw_rate_error"] < 0.3, r
 
 
+# slow: the Warp engine's parity with MuJoCo is tested in tests/sim/test_mjwarp.py
+@pytest.mark.slow
 @pytest.mark.skipif(not GO2.exists(), reason="Unitree's go2.xml is not here")
 def test_the_go2_walks_on_mujoco_warp_as_on_mujoco():
     args = ("--policy", shipped("go2_walk"), "--mjcf", GO2, "--episodes", 1, "--duration", 1.0)

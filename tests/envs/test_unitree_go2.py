@@ -117,6 +117,9 @@ def test_a_pose_naming_no_joint_or_outside_a_range_is_refused():
         add_init_keyframe(spec, InitStateCfg(joint_pos={"FL_calf_joint": 0.0}), "init")
 
 
+# slow: every-task tests build and step go2_walk on this file, and the pretrained
+# policy plays on it in tests/app/test_sim2sim.py
+@pytest.mark.slow
 def test_go2_walk_trains_and_plays_on_unitrees_file(tmp_path):
     model = f"env.scene.model={VENDOR_GO2}"
     train = robolearn(
@@ -155,6 +158,9 @@ def test_go2_walk_trains_and_plays_on_unitrees_file(tmp_path):
     assert np.isfinite(metrics["mean_return"]) and 0.0 <= metrics["fall_rate"] <= 1.0
 
 
+# slow: tests/app/test_sim2sim.py walks the same policy on the same file (torque
+# motors, Unitree's solver) in the default run
+@pytest.mark.slow
 def test_the_pretrained_go2_walk_policy_walks_on_unitrees_file():
     play = robolearn(
         "play", "--task", "go2_walk", "--checkpoint", "pretrained", "--eval", "--json",
