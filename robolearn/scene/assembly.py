@@ -118,7 +118,7 @@ def apply_solver_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
             raise RobolearnError(f"sim.cone must be one of {', '.join(_CONES)}, got {sim.cone!r}")
         spec.option.cone = _CONES[sim.cone]
     if sim.impratio is not None:
-        if not sim.impratio >= 1:  # MuJoCo clamps below 1; NaN fails too
+        if not sim.impratio >= 1:  # NaN fails too
             raise RobolearnError(f"sim.impratio must be >= 1, got {sim.impratio}")
         spec.option.impratio = float(sim.impratio)
     for name in ("iterations", "ls_iterations"):

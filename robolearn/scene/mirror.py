@@ -152,6 +152,10 @@ def configured_joint_mirror(cfg: JointMirrorCfg, names: Sequence[str]) -> IndexM
         if perm[i] != i or perm[k] != k or i == k:
             raise RobolearnError(f"scene.mirror pairs joint {a!r} or {b!r} more than once")
         perm[i], perm[k] = k, i
-    flipped = set(match_names(list(names), list(cfg.flip), "joint")) if cfg.flip else set()
+    flipped = (
+        set(match_names(list(names), list(cfg.flip), "scene.mirror.flip joint"))
+        if cfg.flip
+        else set()
+    )
     sign = tuple(-1.0 if i in flipped else 1.0 for i in range(len(names)))
     return IndexMirror(tuple(perm), sign)
