@@ -5,9 +5,9 @@ a privileged critic, biped posture rewards and mirror augmentation) on the G1's 
 config (``envs/unitree_g1.py``: its motors' limits, armature and gains, whichever MJCF of
 the G1 it runs on). The policy drives the 12 leg joints and the waist's yaw; the arms and
 the waist's roll and pitch hold the default pose under their own position loops, as the
-humanoid's arms do. Physics at 100 Hz on a capped solver (``velocity.CAPPED_SOLVER``), the
-policy at 50 Hz: as for humanoid_walk, 200 Hz cost 1.6 times as much per env step
-(BENCHMARKS.md, section 18).
+humanoid's arms do. Physics at 100 Hz with ``implicitfast`` on a capped solver
+(``velocity.CAPPED_SOLVER``), the policy at 50 Hz: as for humanoid_walk, 200 Hz cost 1.6
+times as much per env step (BENCHMARKS.md, section 18).
 
 The model is Menagerie's by default; Unitree's own file drives the same task:
 ``robolearn train --task g1_walk env.scene.model=PATH`` with PATH
