@@ -44,6 +44,33 @@ def robolearn_in_process(capsys, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(list(args), status, out, err)
 
 
+def run_script(script: Path, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+    """A standalone script (an example) run with this interpreter, its output captured."""
+    return subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def script_report(script: Path, *args) -> dict:
+    """The one JSON object ``script ... --json`` prints last; it must exit 0."""
+    out = run_script(script, *args, "--json")
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def walks(metrics: dict) -> bool:
+    """``play --eval --json``'s metrics meet the learning curve's walking thresholds
+    (benchmarks/learning_curve.py): under 5% falls, 0.25 m/s and 0.3 rad/s tracking."""
+    return (
+        metrics["fall_rate"] < 0.05
+        and metrics["base_velocity/lin_vel_error"] < 0.25
+        and metrics["base_velocity/ang_vel_error"] < 0.3
+    )
+
+
 def one_line_error(result: subprocess.CompletedProcess, fragment: str) -> None:
     """Exit status 2, one line on stderr naming the problem, no traceback."""
     assert result.returncode == 2, (result.returncode, result.stdout[-2000:], result.stderr[-2000:])

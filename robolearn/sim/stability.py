@@ -143,16 +143,7 @@ def check_actuator_damping(model: mujoco.MjModel, qpos: np.ndarray | None = None
     """
     if int(model.opt.integrator) in _IMPLICIT_DAMPING:
         return
-    damping = np.zeros(model.nv)
-    for a in range(model.nu):
-        if int(model.actuator_trntype[a]) not in _JOINT_TRANSMISSIONS:
-            continue
-        if int(model.actuator_biastype[a]) != _AFFINE_BIAS:
-            continue
-        kd = -float(model.actuator_biasprm[a, 2])
-        if kd > 0:
-            gear = float(model.actuator_gear[a, 0])
-            damping[model.jnt_dofadr[int(model.actuator_trnid[a, 0])]] += kd * gear * gear
+    damping = _actuator_gains(model, _KV)
     if not damping.any():
         return
     mass = _mass_matrix(model, qpos)
@@ -188,20 +179,29 @@ def _mass_matrix(model: mujoco.MjModel, qpos: np.ndarray | None) -> np.ndarray:
     return mass
 
 
-def _joint_space_stiffness(model: mujoco.MjModel) -> np.ndarray:
-    """(nv,) stiffness of each dof: position actuators' kp x gear^2, plus the joint's own."""
-    stiffness = np.zeros(model.nv)
+_KP, _KV = 1, 2
+"""Columns of an affine bias, ``bias = b0 + b1 * length + b2 * velocity``: -kp and -kv."""
+
+
+def _actuator_gains(model: mujoco.MjModel, column: int) -> np.ndarray:
+    """(nv,) the joint-space gain (``_KP`` or ``_KV``, x gear^2) of the position actuators
+    on each dof."""
+    gains = np.zeros(model.nv)
     for a in range(model.nu):
         if int(model.actuator_trntype[a]) not in _JOINT_TRANSMISSIONS:
             continue
         if int(model.actuator_biastype[a]) != _AFFINE_BIAS:
             continue
-        kp = -float(model.actuator_biasprm[a, 1])  # bias = b0 + b1 * length + b2 * velocity
-        if kp <= 0:
-            continue
-        joint = int(model.actuator_trnid[a, 0])
-        gear = float(model.actuator_gear[a, 0])
-        stiffness[model.jnt_dofadr[joint]] += kp * gear * gear
+        gain = -float(model.actuator_biasprm[a, column])
+        if gain > 0:
+            gear = float(model.actuator_gear[a, 0])
+            gains[model.jnt_dofadr[int(model.actuator_trnid[a, 0])]] += gain * gear * gear
+    return gains
+
+
+def _joint_space_stiffness(model: mujoco.MjModel) -> np.ndarray:
+    """(nv,) stiffness of each dof: position actuators' kp x gear^2, plus the joint's own."""
+    stiffness = _actuator_gains(model, _KP)
     for joint in range(model.njnt):
         if int(model.jnt_type[joint]) in _SPRING_JOINTS:
             stiffness[model.jnt_dofadr[joint]] += max(float(model.jnt_stiffness[joint]), 0.0)

@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 import pytest
 import torch
-from cli_helpers import one_line_error
+from cli_helpers import one_line_error, run_script, script_report
 from robolearn.assets import asset_path
 
 from robolearn.app.runs import pretrained_path
@@ -27,18 +27,11 @@ HUMANOID = asset_path("humanoid/scene.xml")
 
 
 def deploy(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_script(SCRIPT, *args, timeout=timeout)
 
 
 def report(*args) -> dict:
-    out = deploy(*args, "--json")
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return script_report(SCRIPT, *args)
 
 
 def load_script():

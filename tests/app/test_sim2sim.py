@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error, shared_file
+from cli_helpers import one_line_error, run_script, script_report, shared_file
 
 from robolearn.app.runs import pretrained_path
 
@@ -21,19 +20,12 @@ GO2 = shared_file("robots/unitree_mujoco/go2/go2.xml")
 G1 = shared_file("robots/unitree_mujoco/g1/g1_29dof.xml")
 
 
-def sim2sim(*args, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def sim2sim(*args) -> subprocess.CompletedProcess:
+    return run_script(SCRIPT, *args)
 
 
 def report(*args) -> dict:
-    out = sim2sim(*args, "--json")
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return script_report(SCRIPT, *args)
 
 
 def shipped(task: str) -> Path:

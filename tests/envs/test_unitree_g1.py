@@ -7,7 +7,7 @@ import json
 
 import pytest
 import torch
-from cli_helpers import robolearn, shared_file
+from cli_helpers import robolearn, shared_file, walks
 from robolearn.envs import unitree_g1
 
 from robolearn.errors import RobolearnError
@@ -70,7 +70,7 @@ def test_a_mirror_map_naming_a_joint_the_model_lacks_is_refused(menagerie_root):
     with pytest.raises(RobolearnError, match="no joint 'right_kne_joint'"):
         Scene(cfg, SimCfg(engine="cpu"))
     cfg.mirror = JointMirrorCfg(pairs={"left_knee_joint": "right_knee_joint"}, flip=("elb.*",))
-    with pytest.raises(RobolearnError, match="no scene.mirror.flip joint matches .elb"):
+    with pytest.raises(RobolearnError, match=r"no scene.mirror.flip joint matches .elb"):
         Scene(cfg, SimCfg(engine="cpu"))
 
 
@@ -84,7 +84,4 @@ def test_the_pretrained_g1_walk_policy_walks_on_unitrees_file(menagerie_root):
         )  # fmt: skip
         assert play.returncode == 0, play.stderr[-3000:]
         metrics = json.loads(play.stdout.strip().splitlines()[-1])
-        # the walking thresholds of the learning curve (benchmarks/learning_curve.py)
-        assert metrics["fall_rate"] < 0.05, (model, metrics)
-        lin, yaw = metrics["base_velocity/lin_vel_error"], metrics["base_velocity/ang_vel_error"]
-        assert lin < 0.25 and yaw < 0.3, (model, metrics)
+        assert walks(metrics), (model, metrics)
