@@ -68,6 +68,7 @@ def scripted_linear(weights: list[float]) -> torch.jit.ScriptModule:
     return torch.jit.script(layer)
 
 
+@pytest.mark.slow  # trains a net for half a minute; the loading and stepping tests stay
 def test_a_learned_net_fits_a_known_synthetic_motor_and_recovers_its_torques(tmp_path):
     """~20k samples (4 joints x 5000 steps) fit with history 3 to within 5% of the torque
     std; through save and load, the motor's torques on a fresh trajectory match the law's."""
