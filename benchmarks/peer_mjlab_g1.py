@@ -44,14 +44,15 @@ AT_200_HZ = ["env.sim.physics_dt=0.005", "env.decimation=4"]
 class Side:
     label: str
     stack: str  # "robolearn" or "mjlab"
+    task: str
     physics_per_step: int
     overrides: tuple[str, ...] = ()
 
 
 SIDES = (
-    Side("mjlab", "mjlab", 4),
-    Side("g1_walk", "robolearn", 2),
-    Side("g1_walk@200Hz", "robolearn", 4, tuple(AT_200_HZ)),
+    Side("mjlab", "mjlab", MJLAB_TASK, 4),
+    Side("g1_walk", "robolearn", "g1_walk", 2),
+    Side("g1_walk@200Hz", "robolearn", "g1_walk", 4, tuple(AT_200_HZ)),
 )
 
 
@@ -78,7 +79,7 @@ def random_actions(sides, num_envs: int, rounds: int, steps: int, mjlab_python: 
     for side in sides:
         cmd = [python_for(side, mjlab_python), str(HERE / "peer_step_worker.py")]
         cmd += ["--side", side.stack, "--num_envs", str(num_envs), "--steps", str(steps)]
-        cmd += ["--task", MJLAB_TASK if side.stack == "mjlab" else "g1_walk"]
+        cmd += ["--task", side.task]
         for override in side.overrides:
             cmd += ["--set", override]
         proc = subprocess.Popen(
@@ -106,7 +107,7 @@ def random_actions(sides, num_envs: int, rounds: int, steps: int, mjlab_python: 
 
 def train_robolearn(side: Side, num_envs: int, iterations: int) -> list[float]:
     with tempfile.TemporaryDirectory() as root:
-        cmd = [sys.executable, "-m", "robolearn", "train", "--task", "g1_walk"]
+        cmd = [sys.executable, "-m", "robolearn", "train", "--task", side.task]
         cmd += ["--num_envs", str(num_envs), "--max_iterations", str(iterations)]
         cmd += ["--log_root", root, "agent.save_interval=100000", *side.overrides]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -115,9 +116,9 @@ def train_robolearn(side: Side, num_envs: int, iterations: int) -> list[float]:
         return [row["Perf/env_steps_per_s"] for row in rows]
 
 
-def train_mjlab(num_envs: int, iterations: int, mjlab_python: str) -> list[float]:
+def train_mjlab(side: Side, num_envs: int, iterations: int, mjlab_python: str) -> list[float]:
     with tempfile.TemporaryDirectory() as root:
-        cmd = [mjlab_python, "-m", "mjlab.scripts.train", MJLAB_TASK]
+        cmd = [mjlab_python, "-m", "mjlab.scripts.train", side.task]
         cmd += ["--env.scene.num-envs", str(num_envs), "--agent.max-iterations", str(iterations)]
         cmd += ["--agent.logger", "tensorboard", "--agent.save-interval", "100000"]
         cmd += ["--log-root", root]
@@ -132,7 +133,7 @@ def training(sides, num_envs: int, iterations: int, repeats: int, mjlab_python: 
     for _ in range(repeats):
         for side in sides:
             if side.stack == "mjlab":
-                per_iteration = train_mjlab(num_envs, iterations, mjlab_python)
+                per_iteration = train_mjlab(side, num_envs, iterations, mjlab_python)
             else:
                 per_iteration = train_robolearn(side, num_envs, iterations)
             if len(per_iteration) != iterations:
