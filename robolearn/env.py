@@ -65,6 +65,20 @@ class MetricTermCfg(TermCfg):
 
 
 @dataclass
+class SuccessTermCfg(TermCfg):
+    """A task's success: ``func(env, **params)`` -> (num_envs,) bool, whether the goal is
+    met now (an object within 2 cm of its goal, a drawer open 20 cm).
+
+    ``robolearn play --eval`` reports ``success_rate``: the share of episodes in which it
+    held over the last ``hold_s`` seconds of the episode (at the last step, where 0).
+    Training never calls it.
+    """
+
+    hold_s: float = 0.0
+    """Seconds the condition must have held when the episode ends."""
+
+
+@dataclass
 class ManagerBasedRLEnvCfg:
     """A task: the world, the timing, and the terms of each manager.
 
@@ -99,6 +113,9 @@ class ManagerBasedRLEnvCfg:
     metrics: dict[str, MetricTermCfg] = field(default_factory=dict)
     """Measures of success that evaluation reports (e.g. a reaching task's share of steps
     held at the target); the env itself never evaluates them."""
+    success: SuccessTermCfg | None = None
+    """What counts as a successful episode, for evaluation's ``success_rate``; None: the
+    task reports none."""
 
 
 class ManagerBasedRLEnv:

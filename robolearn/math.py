@@ -45,6 +45,41 @@ def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     )
 
 
+def quat_conjugate(q: torch.Tensor) -> torch.Tensor:
+    """The inverse rotation of unit quaternions ``q``."""
+    return torch.cat((q[..., :1], -q[..., 1:]), dim=-1)
+
+
+def axis_angle_from_quat(q: torch.Tensor) -> torch.Tensor:
+    """Rotation vectors (..., 3): axis times angle in [0, pi] (the shorter way round, so
+    ``q`` and ``-q`` give the same vector)."""
+    q = torch.where(q[..., :1] < 0, -q, q)
+    sin_half = q[..., 1:].norm(dim=-1, keepdim=True)
+    angle = 2.0 * torch.atan2(sin_half, q[..., :1])
+    # angle / sin(angle / 2) -> 2 as the angle -> 0: the small-angle limit, not 0 / 0
+    small = sin_half < 1e-6
+    scale = torch.where(small, 2.0 + angle.square() / 12.0, angle / sin_half.clamp(min=1e-12))
+    return q[..., 1:] * scale
+
+
+def quat_from_axis_angle(v: torch.Tensor) -> torch.Tensor:
+    """Unit quaternions of rotation vectors ``v`` (..., 3): axis times angle (rad)."""
+    angle = v.norm(dim=-1, keepdim=True)
+    half = 0.5 * angle
+    # sin(angle / 2) / angle -> 1/2 as the angle -> 0
+    small = angle < 1e-6
+    scale = torch.where(small, 0.5 - angle.square() / 48.0, half.sin() / angle.clamp(min=1e-12))
+    return torch.cat((half.cos(), v * scale), dim=-1)
+
+
+def quat_angle_between(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """(...) the angle (rad, in [0, pi]) of the rotation from ``b`` to ``a``."""
+    # atan2 of the difference's parts, not acos of a dot product: acos loses the small
+    # angles (a float32 dot of 1 - 1e-7 is 1e-3 rad away from 1)
+    d = quat_mul(quat_conjugate(b), a)
+    return 2.0 * torch.atan2(d[..., 1:].norm(dim=-1), d[..., 0].abs())
+
+
 def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
     """Heading angle (rotation about world z) of quaternions, in (-pi, pi]."""
     w, x, y, z = q.unbind(-1)

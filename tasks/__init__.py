@@ -14,6 +14,8 @@ from robolearn.tasks import (  # noqa: F401
     go2_walk_rough,
     humanoid_walk,
     humanoid_walk_rough,
+    panda_lift,
+    panda_reach,
     quadruped_walk,
     quadruped_walk_motors,
     quadruped_walk_rough,

@@ -13,6 +13,9 @@ layout. In short, from the first episode of every env after a common reset:
   ``base_velocity/lin_vel_error``, m/s, and ``base_velocity/ang_vel_error``, rad/s);
 * ``metrics``: the mean over steps of each metric the task declares in
   ``ManagerBasedRLEnvCfg.metrics`` (:class:`~robolearn.env.MetricTermCfg`);
+* ``success_rate``, where the task declares its success
+  (:class:`~robolearn.env.SuccessTermCfg`): the share of episodes in which the condition
+  held over the episode's last ``hold_s`` seconds (null for a task without one);
 * only on a generated terrain, ``terrain``: falls and the commands' step metrics per
   sub-terrain type and per level.
 
@@ -63,6 +66,17 @@ def _metric_value(name: str, value: Any, num_envs: int) -> torch.Tensor:
         shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
         raise RobolearnError(f"metrics.{name} returned {shape}; a metric returns (num_envs,)")
     return value.float()
+
+
+def _success_term(env) -> tuple[Callable[..., Any], dict, float] | None:
+    """The task's success condition, resolved, with its params and hold time; None."""
+    cfg = getattr(env.cfg, "success", None)
+    if cfg is None:
+        return None
+    hold = float(cfg.hold_s)
+    if not (math.isfinite(hold) and hold >= 0):
+        raise RobolearnError(f"success.hold_s must be a finite number >= 0, got {cfg.hold_s!r}")
+    return resolve_term(cfg, env, "success"), dict(cfg.params), hold
 
 
 def evaluate(env, policy, on_step: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -125,6 +139,11 @@ class _Tally:
             device=dev,
         )
         self.end_shares = torch.zeros(len(self.end_names), device=dev)
+        self.success = _success_term(env)
+        # seconds the success condition has held up to each env's latest counted step, and
+        # whether its (first) episode ended so
+        self.held_s = torch.zeros(n, device=dev)
+        self.succeeded = torch.zeros(n, dtype=torch.bool, device=dev)
 
     def add_step(self, reward, terminated, time_outs) -> None:
         """One env step's outcome."""
@@ -142,8 +161,21 @@ class _Tally:
         ends = _end_shares(dones, env.diverged, self.failure_col)
         self.end_shares += torch.where(finished.unsqueeze(-1), ends, 0.0).sum(0)
         counted = self.active & ~done
+        if self.success is not None:
+            _, _, hold = self.success
+            # the streak up to the step before the end: the ending step's state is the next
+            # episode's; a tolerance, as 25 steps of 0.02 s make 0.5 s despite rounding
+            streak = self.held_s > 0
+            self.succeeded |= finished & streak & (self.held_s >= hold - 1e-6)
         self.samples += counted
         self._add_metrics(counted)
+        if self.success is not None:
+            func, params, _ = self.success
+            ok = func(env, **params)
+            if not isinstance(ok, torch.Tensor) or ok.shape != (env.num_envs,):
+                raise RobolearnError("success returned the wrong shape; it returns (num_envs,)")
+            grown = torch.where(ok.bool(), self.held_s + env.step_dt, 0.0)
+            self.held_s = torch.where(counted, grown, self.held_s)
         if self.stateful:  # metrics that keep state across steps start afresh with an episode
             for term in self.stateful:
                 reset_term(term, done)
@@ -192,6 +224,14 @@ class _Tally:
             name: float(total) / count if count > 0 else None
             for name, total in zip(self.metric_terms, self.metric_sums.tolist(), strict=True)
         }
+        if self.success is not None:
+            # an episode still running at the end (a time-out term that is not the episode
+            # length) counts by its streak so far
+            _, _, hold = self.success
+            running = self.active & (self.held_s > 0) & (self.held_s >= hold - 1e-6)
+            result["success_rate"] = float((self.succeeded | running).float().mean())
+        else:
+            result["success_rate"] = None
         terrain = env.scene.terrain
         if terrain is not None:
             result["terrain"] = _per_terrain(terrain, self.fell, self.step_sums, self.samples)

@@ -5,10 +5,14 @@
 """
 
 from robolearn.mdp.actions import (
+    GripperAction,
+    GripperActionCfg,
     JointEffortAction,
     JointEffortActionCfg,
     JointPositionAction,
     JointPositionActionCfg,
+    RelativeJointPositionAction,
+    RelativeJointPositionActionCfg,
 )
 from robolearn.mdp.commands import (
     GaitPhaseCommand,
@@ -88,10 +92,14 @@ from robolearn.mdp.terminations import (
 __all__ = [
     "GaitPhaseCommand",
     "GaitPhaseCommandCfg",
+    "GripperAction",
+    "GripperActionCfg",
     "JointEffortAction",
     "JointEffortActionCfg",
     "JointPositionAction",
     "JointPositionActionCfg",
+    "RelativeJointPositionAction",
+    "RelativeJointPositionActionCfg",
     "UniformVelocityCommand",
     "UniformVelocityCommandCfg",
     "VelocityRanges",

@@ -14,6 +14,7 @@ import torch
 from robolearn.errors import RobolearnError
 from robolearn.managers import ActionTerm, ActionTermCfg
 from robolearn.mdp.protocol import TaskEnv
+from robolearn.scene.names import compile_patterns, match_names
 
 
 class JointPositionAction(ActionTerm):
@@ -51,6 +52,35 @@ class JointPositionAction(ActionTerm):
         return offset
 
 
+class RelativeJointPositionAction(JointPositionAction):
+    """Joint position targets moved on from the last step's by each action; see
+    :class:`RelativeJointPositionActionCfg`."""
+
+    def __init__(self, cfg: RelativeJointPositionActionCfg, env: TaskEnv, name: str) -> None:
+        super().__init__(cfg, env, name)
+        limits = env.scene.joint_pos_limits.index_select(0, self.joint_ids)
+        self._low, self._high = limits[:, 0], limits[:, 1]
+        self.processed_actions[:] = self._offset()
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        # each step moves the target on from where the last left it, within the joint limits
+        self.raw_actions[:] = actions
+        step = self.processed_actions + self.cfg.scale * actions
+        torch.clamp(step, self._low, self._high, out=self.processed_actions)
+
+    def reset(self, env_mask: torch.Tensor) -> None:
+        super().reset(env_mask)
+        # a reset env's target starts again at its default pose
+        offset = torch.as_tensor(self._offset(), device=self.env.device)
+        mask = env_mask.unsqueeze(-1)
+        torch.where(
+            mask,
+            offset.expand_as(self.processed_actions),
+            self.processed_actions,
+            out=self.processed_actions,
+        )
+
+
 class JointEffortAction(ActionTerm):
     """Motor commands (force or torque after the actuator's gear)."""
 
@@ -81,7 +111,92 @@ class JointPositionActionCfg(ActionTermCfg):
 
 
 @dataclass
+class RelativeJointPositionActionCfg(JointPositionActionCfg):
+    """Joint position targets relative to the last step's: target += scale * action,
+    clamped to the joints' limits; a reset starts it at the offset (the default pose). Action
+    0 holds the arm where it was sent. Its action has no range of its own: give it a
+    ``clip`` where an action space is needed."""
+
+    class_type: type[ActionTerm] | None = RelativeJointPositionAction
+    scale: float = 0.05
+
+
+@dataclass
 class JointEffortActionCfg(ActionTermCfg):
     """Direct controls for ``<motor>`` actuators: ctrl = scale * action."""
 
     class_type: type[ActionTerm] | None = JointEffortAction
+
+
+class GripperAction(ActionTerm):
+    """One action for a gripper's actuators: open or closed (``binary``), or anywhere in
+    between (continuous, -1 closed to 1 open); see :class:`GripperActionCfg`."""
+
+    cfg: GripperActionCfg
+
+    def __init__(self, cfg: GripperActionCfg, env: TaskEnv, name: str) -> None:
+        super().__init__(cfg, env, name)
+        names = [env.scene.actuator_names[a] for a in self.actuator_ids.tolist()]
+        self.open_command = _per_actuator(cfg.open_command, names, f"actions.{name}.open_command")
+        self.close_command = _per_actuator(
+            cfg.close_command, names, f"actions.{name}.close_command"
+        )
+        self.open_command = self.open_command.to(env.device)
+        self.close_command = self.close_command.to(env.device)
+        self.actuator_count = len(names)
+        self.action_dim = 1
+        n = env.num_envs
+        self.raw_actions = torch.zeros(n, 1, device=env.device)
+        self.processed_actions = self.open_command.expand(n, -1).clone()
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        self.raw_actions[:] = actions
+        if self.cfg.binary:
+            close = actions < 0  # (N, 1), broadcast over the actuators
+            torch.where(close, self.close_command, self.open_command, out=self.processed_actions)
+        else:
+            share = (actions.clamp(-1.0, 1.0) + 1.0) * 0.5
+            span = self.open_command - self.close_command
+            torch.addcmul(self.close_command, share, span, out=self.processed_actions)
+
+    def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.cfg.clip is not None:
+            return super().action_bounds()
+        one = torch.ones(1, dtype=torch.float64)
+        return -one, one
+
+    def is_closed(self) -> torch.Tensor:
+        """(N,) bool: the gripper is commanded closed (past halfway for a continuous one)."""
+        return self.raw_actions[:, 0] < 0
+
+
+def _per_actuator(value: float | dict[str, float], names: list[str], what: str) -> torch.Tensor:
+    """(k,) one command per actuator from a number or ``{regex: value}`` covering them."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return torch.full((len(names),), float(value))
+    if not isinstance(value, dict):
+        raise RobolearnError(f"{what} is a number or {{actuator regex: number}}, got {value!r}")
+    out = torch.full((len(names),), float("nan"))
+    for pattern, _regex in compile_patterns(list(value), what):
+        for k in match_names(names, pattern, f"{what} actuator"):
+            out[k] = float(value[pattern])
+    missing = [n for n, v in zip(names, out.tolist(), strict=True) if v != v]
+    if missing:
+        raise RobolearnError(f"{what} gives no value for the actuators {', '.join(missing)}")
+    return out
+
+
+@dataclass
+class GripperActionCfg(ActionTermCfg):
+    """A gripper driven by one action: ``binary`` (Isaac Lab's binary joint action: below 0
+    closes, else opens) or continuous (-1 closed, 1 open, linear between).
+
+    ``open_command`` and ``close_command`` are the controls written to the actuators
+    (``actuators``): a number for all, or ``{actuator regex: value}``; e.g. Menagerie's
+    Panda has one tendon actuator for both fingers, 255 open and 0 closed.
+    """
+
+    class_type: type[ActionTerm] | None = GripperAction
+    open_command: float | dict[str, float] = 0.04
+    close_command: float | dict[str, float] = 0.0
+    binary: bool = True

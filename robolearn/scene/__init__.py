@@ -23,7 +23,7 @@ from robolearn.scene.actuators import (
     reflected_inertia,
 )
 from robolearn.scene.config import SceneCfg, SimCfg
-from robolearn.scene.entities import EntityCfg, SceneEntityCfg
+from robolearn.scene.entities import EntityCfg, FrameCfg, SceneEntityCfg
 from robolearn.scene.init_state import InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg
 from robolearn.scene.robot import robot_scene
@@ -33,6 +33,7 @@ __all__ = [
     "ActuatorNetCfg",
     "DCMotorCfg",
     "EntityCfg",
+    "FrameCfg",
     "IdealPDCfg",
     "ImplicitPDCfg",
     "InitStateCfg",

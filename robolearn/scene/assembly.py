@@ -14,6 +14,7 @@ from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.init_state import add_init_keyframe
 from robolearn.scene.models import resolve_model_path
+from robolearn.scene.names import match_names
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
 from robolearn.sim.stability import check_timestep
@@ -34,6 +35,7 @@ def build_engine(
         add_init_keyframe(spec, cfg.init_state, "scene.init_state")
     if cfg.ground and terrain is None:
         add_ground(spec)
+    compensate_gravity(spec, tuple(cfg.gravity_compensation))
     driven = apply_actuators(spec, cfg.actuators)
     apply_sim_options(spec, sim)
     add_model_delays(spec, driven)
@@ -193,6 +195,17 @@ def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None
         while body is not None:
             frame.attach_body(body, prefix, "")
             body = child.worldbody.next_body(body)
+
+
+def compensate_gravity(spec: mujoco.MjSpec, patterns: tuple[str, ...]) -> None:
+    """Cancel the weight of the bodies matching ``patterns`` (MuJoCo's body ``gravcomp``);
+    a pattern that matches no body is a RobolearnError naming the bodies."""
+    if not patterns:
+        return
+    bodies = [b for b in spec.bodies if b.name]
+    names = [b.name for b in bodies]
+    for i in match_names(names, patterns, "scene.gravity_compensation body"):
+        bodies[i].gravcomp = 1.0
 
 
 def add_ground(spec: mujoco.MjSpec) -> bool:

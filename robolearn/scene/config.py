@@ -81,6 +81,10 @@ class SceneCfg:
     mirror: JointMirrorCfg | None = None
     """The robot config's left-right joint map for symmetry augmentation; None finds it in
     the model's geometry (:mod:`robolearn.scene.mirror`)."""
+    gravity_compensation: tuple[str, ...] = ()
+    """Regexes of the robot's bodies whose weight the robot's own controller cancels
+    (MuJoCo's ``gravcomp="1"``): a Franka arm's controller adds each link's gravity torque
+    to what it is commanded, so its position loops do not sag. Empty: none."""
     actuators: dict[str, ImplicitPDCfg] = field(default_factory=dict)
     """How the robot's joints are driven, by name: each config selects joints by regex and
     replaces or adds their actuators (see :mod:`robolearn.scene.actuators`); empty keeps

@@ -58,6 +58,19 @@ class SceneEntityCfg:
     sites: str | tuple[str, ...] = ".*"
 
 
+@dataclass(frozen=True)
+class FrameCfg:
+    """A frame fixed to a site or body: ``name`` in ``entity`` (without its prefix; a site
+    is looked for first, then a body), moved by ``offset`` (m) and turned by ``rot`` (w x y
+    z), both in that element's frame: ``FrameCfg("hand", offset=(0, 0, 0.1034))`` is a
+    Franka's tool centre point. Terms resolve it with :func:`robolearn.mdp.frames.frame`."""
+
+    name: str
+    entity: str = ROBOT
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rot: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+
+
 class Entity:
     """One entity of a compiled scene: its element ids and its free joint, if it floats."""
 

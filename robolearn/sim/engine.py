@@ -406,6 +406,43 @@ class Engine(abc.ABC):
         offset = xpos - self.subtree_com.index_select(1, root)
         return cvel[..., 3:6] + torch.cross(ang, offset, dim=-1), ang
 
+    @engine_call
+    def jacobian(
+        self, body: int | torch.Tensor, point: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Translational and rotational Jacobians of a world point fixed to a body, per env.
+
+        Args:
+            body: a body id for every env, or (N,) long ids, one per env.
+            point: (N, 3) world points (e.g. a site's ``site_xpos``), each moving with
+                ``body``.
+
+        Returns:
+            (jacp, jacr), each (N, 3, nv) in the engine's dtype on its device: d(point
+            velocity)/d(qvel) and d(body angular velocity)/d(qvel), world frame. On the Warp
+            engines they have the derived fields' timing (the kinematics of the last
+            ``forward`` or of the state before the last substep) and are buffers that the
+            next call overwrites; the ``cpu`` engine computes the kinematics of the current
+            state first (MuJoCo's ``mj_kinematics``, ``mj_comPos``, ``mj_jac`` per env).
+            Neither waits for the device.
+        """
+        n = self.num_envs
+        ids = torch.as_tensor(body, device=self.device, dtype=torch.int32).expand(n)
+        if (
+            ids.numel()
+            and self.device.type == "cpu"
+            and not (int(ids.min()) >= 0 and int(ids.max()) < self.model.nbody)
+        ):
+            raise RobolearnError(f"body ids must lie in [0, {self.model.nbody})")
+        point = self._check_rows("point", point, n, 3)
+        return self._jacobian(ids.contiguous(), point.contiguous())
+
+    def _jacobian(
+        self, body: torch.Tensor, point: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`jacobian` of checked (N,) int32 bodies and (N, 3) points."""
+        raise RobolearnError(f"the {self.name} engine computes no Jacobians")
+
     # ---- divergence -------------------------------------------------------------------
 
     @engine_call

@@ -222,6 +222,7 @@ class WarpEngine(Engine):
         # captured graphs by call ("step", n), "forward", "reset"; see prepare()
         self._graphs: dict[object, object] = {}
         self._warmed_up = False
+        self._jac_buffers: tuple | None = None  # (jacp, jacr), made at the first jacobian()
         self._wp_streams: dict[int, object] = {}  # torch stream handle -> its warp stream
         self._use_graph = bool(cuda_graph)
         if self._use_graph:
@@ -472,6 +473,27 @@ class WarpEngine(Engine):
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))
+
+    def _jacobian(
+        self, body: torch.Tensor, point: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # MuJoCo Warp's Jacobian kernel over every world, launched in torch's stream order
+        # (no graph: one launch, and its inputs are new tensors each call)
+        wp = self._wp
+        if self._jac_buffers is None:
+            shape = (self.num_envs, 3, self.model.nv)
+            with wp.ScopedDevice(self.wp_device):
+                self._jac_buffers = (wp.zeros(shape, dtype=float), wp.zeros(shape, dtype=float))
+        jacp, jacr = self._jac_buffers
+        points = wp.from_torch(point.to(torch.float32).contiguous(), dtype=wp.vec3)
+        bodies = wp.from_torch(body)
+        with wp.ScopedDevice(self.wp_device):
+            if self.wp_device.is_cuda:
+                with wp.ScopedStream(self._torch_stream()):
+                    self._mjw.jac(self.m, self.d, jacp, jacr, points, bodies)
+            else:
+                self._mjw.jac(self.m, self.d, jacp, jacr, points, bodies)
+        return wp.to_torch(jacp), wp.to_torch(jacr)
 
     def _set_const_where(self, mask: torch.Tensor) -> None:
         self._set_const(mask)

@@ -20,7 +20,8 @@ def test_the_panda_holds_its_home_pose_on_the_configs_drives(menagerie_root):
     shoulder, wrist = m.actuator("actuator1").id, m.actuator("actuator5").id
     assert m.actuator_forcerange[shoulder].tolist() == pytest.approx([-87.0, 87.0])
     assert m.actuator_forcerange[wrist].tolist() == pytest.approx([-12.0, 12.0])
-    assert m.actuator_gainprm[shoulder, 0] == pytest.approx(4500.0)
+    assert m.actuator_gainprm[shoulder, 0] == pytest.approx(1500.0)
+    assert m.body_gravcomp[m.body("link4").id] == 1.0
     assert m.dof_armature[m.joint("joint7").dofadr[0]] == pytest.approx(0.1)
     names = scene.joint_names
     start = scene.default_joint_pos[0].clone()
@@ -33,7 +34,7 @@ def test_the_panda_holds_its_home_pose_on_the_configs_drives(menagerie_root):
         scene.step(1)
     pos = scene.joint_pos[0]
     arm = [names.index(j) for j in franka_panda.ARM]
-    # held against gravity to about 0.01 rad; the fingers stay open
+    # its weight compensated, it holds the pose; the fingers stay open
     assert (pos[arm] - start[arm]).abs().max() < 0.02, pos[arm] - start[arm]
     assert pos[names.index("finger_joint1")] > 0.035
 

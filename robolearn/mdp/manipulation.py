@@ -1,0 +1,156 @@
+"""Manipulation terms: an object's pose seen from the robot's base, reaching and lifting
+rewards, a pose command's tracking errors, an object falling off the workspace, and the
+success measures evaluation reports.
+
+Objects are scene entities that float (``SceneCfg.entities``, :mod:`robolearn.scene.entities`);
+the robot's base and end effector are frames (:class:`~robolearn.mdp.frames.FrameCfg`).
+Distance kernels are Isaac Lab's Lift: ``1 - tanh(d / std)``, a coarse std to find the
+object from afar and a fine one to settle on it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from robolearn.math import quat_rotate, quat_rotate_inverse
+from robolearn.mdp.frames import FrameCfg, frame, pose_in
+from robolearn.mdp.protocol import TaskEnv
+
+
+def _object_pose_w(env: TaskEnv, entity: str) -> tuple[torch.Tensor, torch.Tensor]:
+    return env.scene.entity_root_pose(entity)
+
+
+def object_pos_b(env: TaskEnv, entity: str = "object", base: FrameCfg | str = "link0"):
+    """Observation: the object's position in the robot's base frame, m (3)."""
+    b = frame(env, base, "object_pos_b.base").pose_w()
+    return pose_in(_object_pose_w(env, entity), b)[0]
+
+
+def object_pose_b(env: TaskEnv, entity: str = "object", base: FrameCfg | str = "link0"):
+    """Observation: the object's pose in the robot's base frame (7): m, then w x y z with
+    w >= 0."""
+    b = frame(env, base, "object_pose_b.base").pose_w()
+    pos, quat = pose_in(_object_pose_w(env, entity), b)
+    return torch.cat((pos, torch.where(quat[:, :1] < 0, -quat, quat)), dim=-1)
+
+
+def object_vel_b(env: TaskEnv, entity: str = "object", base: FrameCfg | str = "link0"):
+    """Observation: the object's linear (m/s) and angular (rad/s) velocity in the robot's
+    base frame (6)."""
+    scene = env.scene
+    obj = scene.entity(entity)
+    qvel = scene.engine.qvel[:, obj.root_dof_adr : obj.root_dof_adr + 6].float()
+    _, obj_quat = _object_pose_w(env, entity)
+    base_quat = frame(env, base, "object_vel_b.base").pose_w()[1]
+    # MuJoCo's free joint: linear velocity in the world, angular in the object's frame
+    ang_w = quat_rotate(obj_quat, qvel[:, 3:6])
+    return torch.cat(
+        (quat_rotate_inverse(base_quat, qvel[:, 0:3]), quat_rotate_inverse(base_quat, ang_w)), -1
+    )
+
+
+def object_to_frame(
+    env: TaskEnv, entity: str = "object", frame_cfg: FrameCfg | str = "hand"
+) -> torch.Tensor:
+    """Observation: the object's position relative to a frame (the end effector), in that
+    frame, m (3)."""
+    f = frame(env, frame_cfg, "object_to_frame.frame_cfg").pose_w()
+    return pose_in(_object_pose_w(env, entity), f)[0]
+
+
+def object_frame_distance(
+    env: TaskEnv, entity: str = "object", frame_cfg: FrameCfg | str = "hand"
+) -> torch.Tensor:
+    """(N,) distance from a frame (the end effector) to the object's centre, m."""
+    pos = frame(env, frame_cfg, "object_frame_distance.frame_cfg").pose_w()[0]
+    return (_object_pose_w(env, entity)[0] - pos).norm(dim=-1)
+
+
+def object_height(env: TaskEnv, entity: str = "object") -> torch.Tensor:
+    """(N,) the object's height above the world's z = 0, m."""
+    return _object_pose_w(env, entity)[0][:, 2]
+
+
+# ---- rewards ----------------------------------------------------------------------------
+
+
+def reach_object_tanh(
+    env: TaskEnv, std: float, entity: str = "object", frame_cfg: FrameCfg | str = "hand"
+) -> torch.Tensor:
+    """Reward in [0, 1]: ``1 - tanh(d / std)`` of the frame's distance to the object."""
+    return 1.0 - torch.tanh(object_frame_distance(env, entity, frame_cfg) / std)
+
+
+def object_is_lifted(env: TaskEnv, minimal_height: float, entity: str = "object") -> torch.Tensor:
+    """Reward 1 where the object is higher than ``minimal_height`` (m), else 0."""
+    return (object_height(env, entity) > minimal_height).float()
+
+
+def object_goal_distance_tanh(
+    env: TaskEnv,
+    std: float,
+    minimal_height: float,
+    command_name: str = "object_pose",
+    entity: str = "object",
+) -> torch.Tensor:
+    """Reward in [0, 1]: ``1 - tanh(d / std)`` of the object's distance to the commanded
+    position, only where it is lifted above ``minimal_height`` (m)."""
+    distance = command_position_error(env, command_name)
+    lifted = object_height(env, entity) > minimal_height
+    return lifted.float() * (1.0 - torch.tanh(distance / std))
+
+
+def command_position_error(env: TaskEnv, command_name: str) -> torch.Tensor:
+    """(N,) distance from a pose command's tracked frame to its goal position, m; usable
+    as a reward (negative weight) and a metric."""
+    return env.command_manager.terms[command_name].errors()[0]
+
+
+def command_position_error_tanh(env: TaskEnv, std: float, command_name: str) -> torch.Tensor:
+    """Reward in [0, 1]: ``1 - tanh(d / std)`` of a pose command's position error."""
+    return 1.0 - torch.tanh(command_position_error(env, command_name) / std)
+
+
+def command_orientation_error(env: TaskEnv, command_name: str) -> torch.Tensor:
+    """(N,) angle between a pose command's tracked frame and its goal orientation, rad."""
+    return env.command_manager.terms[command_name].errors()[1]
+
+
+# ---- terminations -----------------------------------------------------------------------
+
+
+def object_below(env: TaskEnv, minimum_height: float, entity: str = "object") -> torch.Tensor:
+    """Termination: the object fell below ``minimum_height`` (m): off the table."""
+    return object_height(env, entity) < minimum_height
+
+
+def object_out_of_reach(
+    env: TaskEnv, max_distance: float, entity: str = "object", base: FrameCfg | str = "link0"
+) -> torch.Tensor:
+    """Termination: the object is farther than ``max_distance`` (m) from the robot's base
+    (knocked out of the workspace)."""
+    return object_pos_b(env, entity, base).norm(dim=-1) > max_distance
+
+
+# ---- success (evaluation) ---------------------------------------------------------------
+
+
+def object_at_goal(
+    env: TaskEnv, threshold: float, command_name: str = "object_pose"
+) -> torch.Tensor:
+    """Success condition: the object within ``threshold`` (m) of its commanded position."""
+    return command_position_error(env, command_name) < threshold
+
+
+def frame_at_goal(
+    env: TaskEnv, threshold: float, command_name: str, angle_threshold: float | None = None
+) -> torch.Tensor:
+    """Success condition: a pose command's tracked frame within ``threshold`` (m) of its
+    goal (and within ``angle_threshold`` rad of its orientation, where given)."""
+    term = env.command_manager.terms[command_name]
+    position, orientation = term.errors()
+    ok = position < threshold
+    if angle_threshold is not None:
+        ok &= orientation < angle_threshold
+    return ok

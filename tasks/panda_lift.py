@@ -1,0 +1,203 @@
+"""panda_lift and panda_lift_ik: a Franka Panda picks a cube off the floor and holds it at a
+commanded position.
+
+Isaac Lab's Franka Lift-Cube on Menagerie's Panda: a 4 cm cube (0.1 kg) placed on the
+floor in front of the arm, anywhere in a 20 x 50 cm patch; a goal position drawn 25 to 50
+cm above a patch in front of the arm, in the arm's base frame; Isaac Lab's rewards (reach
+the cube, lift it above 4 cm, bring it to the goal with a coarse and a fine kernel, small
+action-rate and joint-speed penalties). The episode (5 s) ends early when the cube falls
+below the floor or leaves the arm's reach. Evaluation's ``success_rate`` is the share of
+episodes whose last 0.5 s the cube spent within 2 cm of its goal.
+
+``panda_lift`` drives the arm with joint position actions around the home pose,
+``panda_lift_ik`` with differential IK on the tool centre point's pose, relative to where
+it is (2 cm and 0.05 rad per unit of action a step). Both close the gripper with a binary
+action (below 0 closes).
+
+    robolearn train --task panda_lift
+    robolearn play --task panda_lift --eval --json
+"""
+
+from __future__ import annotations
+
+from robolearn.envs.franka_panda import (
+    ARM,
+    BASE,
+    GRIPPER,
+    GRIPPER_CLOSED,
+    GRIPPER_OPEN,
+    TCP,
+    panda_scene,
+)
+from robolearn.tasks.panda_reach import ARM_ACTUATORS, panda_sim
+
+from robolearn import mdp
+from robolearn.env import ManagerBasedRLEnvCfg, SuccessTermCfg
+from robolearn.managers import (
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from robolearn.mdp import manipulation as manip
+from robolearn.mdp.pose_command import UniformPoseCommandCfg
+from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
+from robolearn.registry import TaskSpec, register_task
+from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.scene import EntityCfg, FrameCfg
+
+CUBE_HALF = 0.02  # m: a 4 cm cube
+CUBE_START = (0.5, 0.0, CUBE_HALF)  # m, in the env's frame (the arm's base is its origin)
+LIFTED = 0.04  # m: the cube counts as lifted above this height
+AT_GOAL = 0.02  # m: success within 2 cm of the goal...
+HOLD_S = 0.5  # s: ...for the episode's last half second
+OBJECT = FrameCfg("box", entity="object")
+
+
+def env_cfg() -> ManagerBasedRLEnvCfg:
+    scene = panda_scene()
+    scene.num_envs = 1024
+    scene.entities = {
+        "object": EntityCfg(box=(CUBE_HALF,) * 3, mass=0.1, pos=CUBE_START),
+    }
+    command = {"command_name": "object_pose"}
+    return ManagerBasedRLEnvCfg(
+        scene=scene,
+        sim=panda_sim(),
+        decimation=4,
+        episode_length_s=5.0,
+        actions={
+            "arm": mdp.JointPositionActionCfg(actuators=ARM_ACTUATORS, scale=0.5, clip=(-4, 4)),
+            "gripper": mdp.GripperActionCfg(
+                actuators=GRIPPER, open_command=GRIPPER_OPEN, close_command=GRIPPER_CLOSED
+            ),
+        },
+        commands={
+            "object_pose": UniformPoseCommandCfg(
+                base=BASE,
+                tracked=OBJECT,
+                resampling_time_range=(10.0, 10.0),  # one goal per episode
+                ranges={"pos_x": (0.4, 0.6), "pos_y": (-0.25, 0.25), "pos_z": (0.25, 0.5)},
+            )
+        },
+        observations={
+            "policy": ObservationGroupCfg(
+                terms={
+                    "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel),
+                    "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel),
+                    "object_position": ObservationTermCfg(
+                        func=manip.object_pos_b, params={"base": BASE}
+                    ),
+                    "target_object_position": ObservationTermCfg(
+                        func=mdp.generated_commands, params=command
+                    ),
+                    "actions": ObservationTermCfg(func=mdp.last_action),
+                }
+            )
+        },
+        rewards={
+            "reaching_object": RewardTermCfg(
+                func=manip.reach_object_tanh, weight=1.0, params={"std": 0.1, "frame_cfg": TCP}
+            ),
+            "lifting_object": RewardTermCfg(
+                func=manip.object_is_lifted, weight=15.0, params={"minimal_height": LIFTED}
+            ),
+            "object_goal_tracking": RewardTermCfg(
+                func=manip.object_goal_distance_tanh,
+                weight=16.0,
+                params={"std": 0.3, "minimal_height": LIFTED, **command},
+            ),
+            "object_goal_tracking_fine": RewardTermCfg(
+                func=manip.object_goal_distance_tanh,
+                weight=5.0,
+                params={"std": 0.05, "minimal_height": LIFTED, **command},
+            ),
+            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-1e-4),
+            "joint_vel": RewardTermCfg(
+                func=mdp.joint_vel_l2, weight=-1e-4, params={"joints": list(ARM)}
+            ),
+        },
+        terminations={
+            "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
+            "object_dropping": TerminationTermCfg(
+                func=manip.object_below, params={"minimum_height": -0.05}
+            ),
+            "object_out_of_reach": TerminationTermCfg(
+                func=manip.object_out_of_reach, params={"max_distance": 1.0, "base": BASE}
+            ),
+        },
+        events={
+            "reset_object": EventTermCfg(
+                func=mdp.reset_root_state_uniform,
+                mode="reset",
+                params={
+                    "entity": "object",
+                    "pose_range": {"x": (-0.1, 0.1), "y": (-0.25, 0.25)},
+                },
+            )
+        },
+        success=SuccessTermCfg(
+            func=manip.object_at_goal, params={"threshold": AT_GOAL, **command}, hold_s=HOLD_S
+        ),
+    )
+
+
+def ik_env_cfg() -> ManagerBasedRLEnvCfg:
+    cfg = env_cfg()
+    cfg.actions["arm"] = DifferentialIKActionCfg(
+        actuators=ARM_ACTUATORS,
+        frame=TCP,
+        base=BASE,
+        command_type="pose",
+        relative=True,
+        scale=0.02,
+        rotation_scale=0.05,
+        clip=(-1.0, 1.0),
+    )
+    return cfg
+
+
+def _play(make):
+    def play() -> ManagerBasedRLEnvCfg:
+        cfg = make()
+        cfg.scene.num_envs = 64
+        return cfg
+
+    play.__module__ = __name__
+    return play
+
+
+def agent_cfg() -> AgentCfg:
+    return AgentCfg(
+        num_steps_per_env=24,
+        max_iterations=1500,
+        save_interval=50,
+        algorithm=PpoAlgorithmCfg(
+            learning_rate=1e-4, num_mini_batches=4, entropy_coef=0.006, desired_kl=0.01
+        ),
+        policy=PolicyCfg(
+            actor_hidden_dims=(256, 128, 64), critic_hidden_dims=(256, 128, 64), init_noise_std=1.0
+        ),
+    )
+
+
+register_task(
+    TaskSpec(
+        name="panda_lift",
+        description="Franka Panda lifts a cube to a commanded position (joint actions).",
+        env_cfg=env_cfg,
+        agent_cfg=agent_cfg,
+        play_env_cfg=_play(env_cfg),
+    )
+)
+
+register_task(
+    TaskSpec(
+        name="panda_lift_ik",
+        description="Franka Panda lifts a cube to a commanded position (relative IK actions).",
+        env_cfg=ik_env_cfg,
+        agent_cfg=agent_cfg,
+        play_env_cfg=_play(ik_env_cfg),
+    )
+)
