@@ -33,6 +33,7 @@ COLUMNS = (
     "fall_rate",
     "lin_vel_error",
     "ang_vel_error",
+    "success_rate",
 )
 
 EVAL_KEYS = {
@@ -144,15 +145,16 @@ def write_outputs(args, rows: list[dict]) -> None:
     plot(rows, args.task, out_dir / f"{args.task}.png")
     print(
         "| iteration | env steps | wall clock | train reward | eval return | fall rate "
-        "| lin vel err (m/s) | yaw rate err (rad/s) |"
+        "| lin vel err (m/s) | yaw rate err (rad/s) | success |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         err = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         print(
             f"| {r['iteration']} | {r['env_steps']:,} | {r['wall_time_s'] / 60:.1f} min | "
             f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
-            f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} |"
+            f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} | "
+            f"{err(r['success_rate'])} |"
         )
     met = first_meeting_targets(rows)
     if met is not None:

@@ -123,6 +123,7 @@ class ManagerBasedRLEnv:
 
     def __init__(self, cfg: ManagerBasedRLEnvCfg) -> None:
         _check_timing(cfg)
+        _check_success(cfg.success)
         self.cfg = cfg
         torch.manual_seed(cfg.seed)
         self.scene = Scene(cfg.scene, cfg.sim)
@@ -369,8 +370,24 @@ def check_cfg(cfg: ManagerBasedRLEnvCfg) -> None:
         RobolearnError: naming the field and what is valid.
     """
     _check_timing(cfg)
+    _check_success(cfg.success)
     if cfg.scene.terrain is not None:
         cfg.scene.terrain.validate()
+
+
+def _check_success(success: SuccessTermCfg | None) -> None:
+    """A success's hold time and threshold (a ``threshold`` param), checked at once rather
+    than at the first evaluation."""
+    if success is None:
+        return
+    hold = success.hold_s
+    if not (isinstance(hold, int | float) and math.isfinite(hold) and hold >= 0):
+        raise RobolearnError(f"success.hold_s must be a finite number >= 0, got {hold!r}")
+    threshold = success.params.get("threshold")
+    if threshold is not None and not (isinstance(threshold, int | float) and threshold > 0):
+        raise RobolearnError(
+            f"success.params.threshold must be a positive number, got {threshold!r}"
+        )
 
 
 def _check_timing(cfg: ManagerBasedRLEnvCfg) -> None:

@@ -15,6 +15,7 @@ from robolearn.tasks import (  # noqa: F401
     humanoid_walk,
     humanoid_walk_rough,
     panda_lift,
+    panda_open_drawer,
     panda_reach,
     quadruped_walk,
     quadruped_walk_motors,

@@ -1,12 +1,13 @@
 """panda_lift and panda_lift_ik: a Franka Panda picks a cube off the floor and holds it at a
 commanded position.
 
-Isaac Lab's Franka Lift-Cube on Menagerie's Panda: a 4 cm cube (0.1 kg) placed on the
-floor in front of the arm, anywhere in a 20 x 50 cm patch; a goal position drawn 25 to 50
-cm above a patch in front of the arm, in the arm's base frame; Isaac Lab's rewards (reach
-the cube, lift it above 4 cm, bring it to the goal with a coarse and a fine kernel, small
-action-rate and joint-speed penalties). The episode (5 s) ends early when the cube falls
-below the floor or leaves the arm's reach. Evaluation's ``success_rate`` is the share of
+Isaac Lab's Franka Lift-Cube on Menagerie's Panda: a cube of its own in each env (3.6 to
+4.4 cm, 50 to 200 g, friction 0.8 to 1.2, drawn once per env) placed on the floor in front
+of the arm, anywhere in a 20 x 50 cm patch; a goal position drawn 25 to 50 cm above a
+patch in front of the arm, in the arm's base frame; Isaac Lab's rewards (reach the cube,
+lift it above 4 cm, bring it to the goal with a coarse and a fine kernel, small action-
+rate and joint-speed penalties). The episode (5 s) ends early when the cube falls below
+the floor or leaves the arm's reach. Evaluation's ``success_rate`` is the share of
 episodes whose last 0.5 s the cube spent within 2 cm of its goal.
 
 ``panda_lift`` drives the arm with joint position actions around the home pose,
@@ -41,6 +42,7 @@ from robolearn.managers import (
     TerminationTermCfg,
 )
 from robolearn.mdp import manipulation as manip
+from robolearn.mdp.object_events import OBJECT_PER_ENV_FIELDS, randomize_object
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
 from robolearn.registry import TaskSpec, register_task
@@ -62,9 +64,11 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
         "object": EntityCfg(box=(CUBE_HALF,) * 3, mass=0.1, pos=CUBE_START),
     }
     command = {"command_name": "object_pose"}
+    sim = panda_sim()
+    sim.per_env_fields = OBJECT_PER_ENV_FIELDS
     return ManagerBasedRLEnvCfg(
         scene=scene,
-        sim=panda_sim(),
+        sim=sim,
         decimation=4,
         episode_length_s=5.0,
         actions={
@@ -128,6 +132,16 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             ),
         },
         events={
+            # each env's cube its own: 3.6 to 4.4 cm, 50 to 200 g, friction 0.8 to 1.2
+            "object_physics": EventTermCfg(
+                func=randomize_object,
+                mode="startup",
+                params={
+                    "size_scale": (0.9, 1.1),
+                    "mass_range": (0.05, 0.2),
+                    "friction_range": (0.8, 1.2),
+                },
+            ),
             "reset_object": EventTermCfg(
                 func=mdp.reset_root_state_uniform,
                 mode="reset",
@@ -135,7 +149,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                     "entity": "object",
                     "pose_range": {"x": (-0.1, 0.1), "y": (-0.25, 0.25)},
                 },
-            )
+            ),
         },
         success=SuccessTermCfg(
             func=manip.object_at_goal, params={"threshold": AT_GOAL, **command}, hold_s=HOLD_S

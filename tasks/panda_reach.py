@@ -27,6 +27,7 @@ from robolearn.managers import (
     uniform_noise,
 )
 from robolearn.mdp import manipulation as manip
+from robolearn.mdp.frames import frame_pose
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
@@ -44,7 +45,7 @@ def panda_sim() -> SimCfg:
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
     scene = panda_scene()
-    scene.num_envs = 1024
+    scene.num_envs = 512
     return ManagerBasedRLEnvCfg(
         scene=scene,
         sim=panda_sim(),
@@ -82,6 +83,9 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                         params={"joints": list(ARM)},
                         noise=uniform_noise(-0.01, 0.01),
                     ),
+                    "ee_pose": ObservationTermCfg(
+                        func=frame_pose, params={"frame_cfg": TCP, "relative_to": BASE}
+                    ),
                     "pose_command": ObservationTermCfg(
                         func=mdp.generated_commands, params={"command_name": "ee_pose"}
                     ),
@@ -93,10 +97,15 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             "position_error": RewardTermCfg(
                 func=manip.command_position_error, weight=-0.2, params={"command_name": "ee_pose"}
             ),
+            "position_coarse": RewardTermCfg(
+                func=manip.command_position_error_tanh,
+                weight=0.5,
+                params={"command_name": "ee_pose", "std": 0.1},
+            ),
             "position_fine": RewardTermCfg(
                 func=manip.command_position_error_tanh,
-                weight=0.1,
-                params={"command_name": "ee_pose", "std": 0.1},
+                weight=2.0,
+                params={"command_name": "ee_pose", "std": 0.01},
             ),
             "orientation_error": RewardTermCfg(
                 func=manip.command_orientation_error,
@@ -136,10 +145,10 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 def agent_cfg() -> AgentCfg:
     return AgentCfg(
         num_steps_per_env=24,
-        max_iterations=300,
+        max_iterations=400,
         save_interval=50,
         algorithm=PpoAlgorithmCfg(
-            learning_rate=1e-3, num_mini_batches=4, entropy_coef=0.01, desired_kl=0.01
+            learning_rate=1e-3, num_mini_batches=4, entropy_coef=0.005, desired_kl=0.01
         ),
         policy=PolicyCfg(
             actor_hidden_dims=(64, 64), critic_hidden_dims=(64, 64), init_noise_std=1.0

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import torch
 
-from robolearn.math import quat_rotate, quat_rotate_inverse
+from robolearn.errors import RobolearnError
+from robolearn.math import quat_rotate, quat_rotate_inverse, take_columns
 from robolearn.mdp.frames import FrameCfg, frame, pose_in
 from robolearn.mdp.protocol import TaskEnv
+from robolearn.scene.entities import SceneEntityCfg
 
 
 def _object_pose_w(env: TaskEnv, entity: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -117,6 +119,65 @@ def command_orientation_error(env: TaskEnv, command_name: str) -> torch.Tensor:
     return env.command_manager.terms[command_name].errors()[1]
 
 
+def frames_distance(env: TaskEnv, frame_a: FrameCfg | str, frame_b: FrameCfg | str):
+    """(N,) distance between two frames' origins (a tool and a handle), m."""
+    a = frame(env, frame_a, "frames_distance.frame_a").pose_w()[0]
+    b = frame(env, frame_b, "frames_distance.frame_b").pose_w()[0]
+    return (a - b).norm(dim=-1)
+
+
+def frames_distance_tanh(
+    env: TaskEnv, std: float, frame_a: FrameCfg | str, frame_b: FrameCfg | str
+) -> torch.Tensor:
+    """Reward in [0, 1]: ``1 - tanh(d / std)`` of two frames' distance."""
+    return 1.0 - torch.tanh(frames_distance(env, frame_a, frame_b) / std)
+
+
+def frame_axis_alignment(
+    env: TaskEnv,
+    frame_cfg: FrameCfg | str,
+    axis: tuple[float, float, float],
+    direction: tuple[float, float, float],
+) -> torch.Tensor:
+    """Reward in [0, 1]: how well a frame's own ``axis`` points along the world's
+    ``direction`` (both unit vectors): the cosine between them, 0 where it points away,
+    squared (a tool pointing at a handle's face)."""
+    quat = frame(env, frame_cfg, "frame_axis_alignment.frame_cfg").pose_w()[1]
+    a = torch.tensor(axis, device=env.device, dtype=quat.dtype).expand(quat.shape[0], 3)
+    d = torch.tensor(direction, device=env.device, dtype=quat.dtype)
+    return (quat_rotate(quat, a) @ d).clamp(min=0.0).square()
+
+
+def grasp_near(
+    env: TaskEnv,
+    distance: float,
+    frame_a: FrameCfg | str,
+    frame_b: FrameCfg | str,
+    action_name: str = "gripper",
+) -> torch.Tensor:
+    """Reward 1 where the gripper (the :class:`~robolearn.mdp.GripperAction` term
+    ``action_name``) is commanded closed with the two frames within ``distance`` (m)."""
+    closed = env.action_manager.terms[action_name].is_closed()
+    return (closed & (frames_distance(env, frame_a, frame_b) < distance)).float()
+
+
+def joint_opening(env: TaskEnv, joint: SceneEntityCfg) -> torch.Tensor:
+    """(N,) a joint's position (m or rad): how far a drawer or a door is open."""
+    cols = env.scene.joint_columns(joint).joints
+    return take_columns(env.scene.joint_pos, cols).sum(dim=-1)
+
+
+def joint_opened(env: TaskEnv, joint: SceneEntityCfg, threshold: float) -> torch.Tensor:
+    """Success condition: the joint (a drawer's slide) open at least ``threshold``."""
+    _positive(threshold, "joint_opened.threshold")
+    return joint_opening(env, joint) >= threshold
+
+
+def _positive(value: float, where: str) -> None:
+    if not (isinstance(value, int | float) and value > 0):
+        raise RobolearnError(f"{where} must be a positive number, got {value!r}")
+
+
 # ---- terminations -----------------------------------------------------------------------
 
 
@@ -140,6 +201,7 @@ def object_at_goal(
     env: TaskEnv, threshold: float, command_name: str = "object_pose"
 ) -> torch.Tensor:
     """Success condition: the object within ``threshold`` (m) of its commanded position."""
+    _positive(threshold, "object_at_goal.threshold")
     return command_position_error(env, command_name) < threshold
 
 
@@ -148,6 +210,7 @@ def frame_at_goal(
 ) -> torch.Tensor:
     """Success condition: a pose command's tracked frame within ``threshold`` (m) of its
     goal (and within ``angle_threshold`` rad of its orientation, where given)."""
+    _positive(threshold, "frame_at_goal.threshold")
     term = env.command_manager.terms[command_name]
     position, orientation = term.errors()
     ok = position < threshold

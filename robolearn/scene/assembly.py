@@ -36,6 +36,8 @@ def build_engine(
     if cfg.ground and terrain is None:
         add_ground(spec)
     compensate_gravity(spec, tuple(cfg.gravity_compensation))
+    if cfg.edit is not None:
+        cfg.edit(spec)
     driven = apply_actuators(spec, cfg.actuators)
     apply_sim_options(spec, sim)
     add_model_delays(spec, driven)
@@ -171,21 +173,7 @@ def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None
         prefix = f"{name}/"
         pos = [float(p) for p in cfg.pos]
         if cfg.model is None:
-            if any(not float(s) > 0 for s in cfg.box) or not float(cfg.mass) > 0:
-                raise RobolearnError(
-                    f"scene.entities.{name}: box half-sizes and mass must be > 0, got "
-                    f"{cfg.box} and {cfg.mass}"
-                )
-            body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos)
-            if cfg.free:
-                body.add_freejoint(name=f"{prefix}root")
-            body.add_geom(
-                name=f"{prefix}box",
-                type=mujoco.mjtGeom.mjGEOM_BOX,
-                size=[float(s) for s in cfg.box],
-                mass=float(cfg.mass),
-                rgba=[float(c) for c in cfg.rgba],
-            )
+            make_object(spec, name, cfg, pos)
             continue
         child = load_spec(resolve_model_path(cfg.model))
         frame = spec.worldbody.add_frame(pos=pos)
@@ -206,6 +194,74 @@ def compensate_gravity(spec: mujoco.MjSpec, patterns: tuple[str, ...]) -> None:
     names = [b.name for b in bodies]
     for i in match_names(names, patterns, "scene.gravity_compensation body"):
         bodies[i].gravcomp = 1.0
+
+
+_GEOM_TYPES = {
+    "box": mujoco.mjtGeom.mjGEOM_BOX,
+    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+}
+
+
+def object_geom_size(shape: str, half: tuple[float, float, float]) -> list[float]:
+    """MuJoCo's ``size`` of a made object's geom of ``shape`` from its half-sizes."""
+    x, y, z = (float(h) for h in half)
+    return {"box": [x, y, z], "cylinder": [x, z, 0.0], "sphere": [x, 0.0, 0.0]}[shape]
+
+
+def object_inertia(shape: str, mass: float, half: tuple[float, float, float]) -> list[float]:
+    """Principal moments of inertia (kg m^2) of a solid made object about its centre."""
+    x, y, z = (float(h) for h in half)
+    if shape == "box":
+        return [mass / 3 * (y * y + z * z), mass / 3 * (x * x + z * z), mass / 3 * (x * x + y * y)]
+    if shape == "cylinder":
+        side = mass * (3 * x * x + 4 * z * z) / 12
+        return [side, side, mass * x * x / 2]
+    return [0.4 * mass * x * x] * 3
+
+
+def make_object(spec: mujoco.MjSpec, name: str, cfg: EntityCfg, pos: list[float]) -> None:
+    """A made object: a body ``<name>/box`` with a geom per shape of ``cfg.shapes`` (named
+    ``<name>/<shape>``), the first at its size and the others sized to nothing until an
+    event picks them, and the inertia of the first given explicitly (so that the unused
+    geoms weigh nothing)."""
+    prefix = f"{name}/"
+    if any(not float(s) > 0 for s in cfg.box) or not float(cfg.mass) > 0:
+        raise RobolearnError(
+            f"scene.entities.{name}: box half-sizes and mass must be > 0, got "
+            f"{cfg.box} and {cfg.mass}"
+        )
+    shapes = tuple(cfg.shapes)
+    bad = [s for s in shapes if s not in _GEOM_TYPES]
+    if not shapes or bad or len(set(shapes)) != len(shapes):
+        raise RobolearnError(
+            f"scene.entities.{name}.shapes: {list(shapes)} is not a list of distinct shapes "
+            f"of {', '.join(_GEOM_TYPES)} (a mesh or a model's own geoms cannot vary per "
+            "env on any engine: neither MuJoCo's batch nor MuJoCo Warp varies a geom's type "
+            "or mesh per env, only its size, pose, color and contact parameters)"
+        )
+    body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos)
+    if cfg.free:
+        body.add_freejoint(name=f"{prefix}root")
+    body.mass = float(cfg.mass)
+    body.inertia = object_inertia(shapes[0], float(cfg.mass), cfg.box)
+    body.ipos, body.iquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+    body.explicitinertial = True
+    for k, shape in enumerate(shapes):
+        size = object_geom_size(shape, cfg.box) if k == 0 else [NO_SIZE] * 3
+        rgba = [float(c) for c in cfg.rgba]
+        body.add_geom(
+            name=f"{prefix}{shape}",
+            type=_GEOM_TYPES[shape],
+            size=size,
+            rgba=rgba if k == 0 else [*rgba[:3], 0.0],
+            friction=[float(f) for f in cfg.friction],
+        )
+
+
+NO_SIZE = 1e-4
+"""m: the size of a made object's unused shapes: a speck at its centre that never touches
+anything, as no engine can leave a geom out of one env."""
 
 
 def add_ground(spec: mujoco.MjSpec) -> bool:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import mujoco
 
 from robolearn.scene.actuators import ImplicitPDCfg
 from robolearn.scene.entities import EntityCfg
@@ -85,6 +88,10 @@ class SceneCfg:
     """Regexes of the robot's bodies whose weight the robot's own controller cancels
     (MuJoCo's ``gravcomp="1"``): a Franka arm's controller adds each link's gravity torque
     to what it is commanded, so its position loops do not sag. Empty: none."""
+    edit: Callable[[mujoco.MjSpec], None] | None = None
+    """A robot config's own change to the robot's MJCF, run on its spec before the actuator
+    configs apply (e.g. a gripper actuator's gains from the vendor's grasp force, which no
+    field states); None: none."""
     actuators: dict[str, ImplicitPDCfg] = field(default_factory=dict)
     """How the robot's joints are driven, by name: each config selects joints by regex and
     replaces or adds their actuators (see :mod:`robolearn.scene.actuators`); empty keeps

@@ -29,13 +29,21 @@ class EntityCfg:
 
     model: str | None = None
     """MJCF file (a robolearn asset path or any path) whose worldbody's bodies are attached;
-    None makes the box below."""
+    None makes the object below (its body is named ``box`` whatever its shape)."""
     box: tuple[float, float, float] = (0.05, 0.05, 0.05)
-    """Half-sizes (m) of the box made when ``model`` is None."""
+    """Half-sizes (m) of the made object: a box's (x, y, z); a cylinder's radius is x and
+    its half-height z; a sphere's radius is x."""
     mass: float = 0.5
-    """The box's mass (kg)."""
+    """The made object's mass (kg)."""
     rgba: tuple[float, float, float, float] = (0.85, 0.45, 0.15, 1.0)
-    """The box's color."""
+    """The made object's color."""
+    shapes: tuple[str, ...] = ("box",)
+    """The shapes the made object can take, the first its default: ``box``, ``cylinder``,
+    ``sphere``. With more than one, each is a geom of the object's body and an event
+    (:func:`robolearn.mdp.randomize_object`) picks one per env, sizing the others to
+    nothing: no engine varies a geom's type per env (see docs/manipulation.md)."""
+    friction: tuple[float, float, float] = (1.0, 0.005, 0.0001)
+    """The made object's friction (sliding, torsional, rolling), MuJoCo's defaults."""
     free: bool = True
     """The box floats (has a free joint); False fixes it in the world."""
     pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -43,6 +51,10 @@ class EntityCfg:
     keyframe: str | None = None
     """A keyframe of ``model`` giving the entity's default state (its joint positions and
     controls); None: the model's qpos0."""
+
+
+SHAPES = ("box", "cylinder", "sphere")
+"""The shapes a made object can take (:attr:`EntityCfg.shapes`)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,147 @@
+"""The manipulation tasks on Menagerie's Panda: scripted through differential IK, the arm
+picks up each env's own cube and pulls the drawer open, so the tasks' physics lets a
+policy succeed; evaluation's success_rate counts what the tasks declare; bad settings are
+one line and exit 2."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from robolearn.envs.franka_panda import BASE, TCP
+from robolearn.tasks import cartpole_balance, panda_lift, panda_open_drawer
+
+from robolearn.app.evaluate import evaluate
+from robolearn.env import ManagerBasedRLEnv, SuccessTermCfg
+from robolearn.math import axis_angle_from_quat, quat_conjugate, quat_from_axis_angle, quat_mul
+from robolearn.mdp import manipulation as manip
+from robolearn.mdp.frames import frame_pos
+from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
+from tests.cli_helpers import robolearn_in_process
+
+
+def _scripted(cfg, num_envs: int) -> ManagerBasedRLEnv:
+    """The task's env with the arm on absolute IK, for a scripted motion."""
+    cfg.scene.num_envs = num_envs
+    cfg.sim.engine = "cpu"
+    cfg.actions["arm"] = DifferentialIKActionCfg(
+        actuators="actuator[1-7]", frame=TCP, base=BASE, relative=False
+    )
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    return env
+
+
+def _move(env, pos, quat, grip: float, steps: int) -> None:
+    action = torch.cat((pos, quat, torch.full((env.num_envs, 1), grip)), dim=-1)
+    for _ in range(steps):
+        env.step(action)
+
+
+def test_a_scripted_grasp_lifts_every_envs_own_cube(menagerie_root):
+    env = _scripted(panda_lift.env_cfg(), num_envs=6)
+    arm = env.action_manager.terms["arm"]
+    _, down = arm.frame_pose_b()
+    mass = env.scene.engine.model_field("body_mass")[:, env.scene.model.body("object/box").id]
+    assert len(set(mass.tolist())) == env.num_envs  # each env's cube its own
+    cube = manip.object_pos_b(env, base=BASE).clone()
+    above = cube + torch.tensor([0.0, 0.0, 0.15])
+    _move(env, above, down, 1.0, 50)
+    _move(env, cube, down, 1.0, 40)
+    _move(env, cube, down, -1.0, 25)  # close on it
+    _move(env, above + torch.tensor([0.0, 0.0, 0.1]), down, -1.0, 60)
+    height = manip.object_height(env)
+    assert float(height.min()) > 0.2, height  # held 25 cm up, not left on the floor
+
+
+def test_a_scripted_pull_opens_the_drawer(menagerie_root):
+    env = _scripted(panda_open_drawer.env_cfg(), num_envs=4)
+    arm = env.action_manager.terms["arm"]
+    n = env.num_envs
+    start_pos, start_quat = (t.clone() for t in arm.frame_pose_b())
+    # the tool turned from pointing down to pointing at the drawer (+x), in small steps,
+    # as differential IK follows a path, not a jump
+    level = quat_from_axis_angle(torch.tensor([[0.0, math.pi / 2, 0.0]]).expand(n, 3))
+    turn = axis_angle_from_quat(quat_mul(level, quat_conjugate(start_quat)))
+    handle = frame_pos(env, panda_open_drawer.HANDLE, relative_to=BASE).clone()
+    before = handle + torch.tensor([-0.12, 0.0, 0.0])
+    for k in range(1, 61):
+        f = k / 60
+        _move(
+            env,
+            start_pos + (before - start_pos) * f,
+            quat_mul(quat_from_axis_angle(turn * f), start_quat),
+            1.0,
+            1,
+        )
+    _move(env, before, level, 1.0, 20)
+    _move(env, handle, level, 1.0, 40)
+    _move(env, handle, level, -1.0, 25)
+    _move(env, handle + torch.tensor([-0.28, 0.0, 0.0]), level, -1.0, 100)
+    opened = manip.joint_opened(env, panda_open_drawer.DRAWER, panda_open_drawer.OPENED)
+    assert int(opened.sum()) >= 2, manip.joint_opening(env, panda_open_drawer.DRAWER)
+
+
+def _cartpole(success: SuccessTermCfg) -> ManagerBasedRLEnv:
+    cfg = cartpole_balance.env_cfg()
+    cfg.scene.num_envs = 8
+    cfg.sim.engine = "cpu"
+    cfg.terminations.pop("cart_out_of_bounds")
+    cfg.terminations.pop("pole_fell")
+    cfg.success = success
+    return ManagerBasedRLEnv(cfg)
+
+
+def _late(env, after_s: float) -> torch.Tensor:
+    """True once an episode has run ``after_s`` seconds."""
+    return env.episode_length_buf.float() * env.step_dt >= after_s
+
+
+@pytest.mark.parametrize(
+    ("after_s", "hold_s", "rate"),
+    [
+        (0.0, 0.0, 1.0),  # met throughout
+        (10.0, 0.0, 0.0),  # never met
+        (4.0, 0.5, 1.0),  # met over the last second of 5: held the last 0.5 s
+        (4.0, 1.5, 0.0),  # but not the last 1.5 s
+    ],
+)
+def test_success_rate_counts_episodes_whose_end_held_the_condition(after_s, hold_s, rate):
+    env = _cartpole(SuccessTermCfg(func=_late, params={"after_s": after_s}, hold_s=hold_s))
+    zero = lambda obs: torch.zeros(env.num_envs, 1)  # noqa: E731
+    assert evaluate(env, zero)["success_rate"] == rate
+
+
+def test_a_task_without_success_reports_none():
+    env = _cartpole(None)
+    assert evaluate(env, lambda obs: torch.zeros(env.num_envs, 1))["success_rate"] is None
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("env.commands.object_pose.ranges.pos_z=[0.5,0.25]", r"ranges.pos_z must be \[low, high\]"),
+        ("env.success.hold_s=-1", r"success.hold_s must be a finite number >= 0"),
+        ("env.success.params.threshold=0", r"success.params.threshold must be a positive number"),
+    ],
+)
+def test_bad_manipulation_settings_exit_2_with_one_line(
+    menagerie_root, capsys, tmp_path, override, message
+):
+    result = robolearn_in_process(
+        capsys,
+        "train",
+        "--task",
+        "panda_lift",
+        "--num_envs",
+        "2",
+        "--max_iterations",
+        "1",
+        "--log_root",
+        tmp_path,
+        override,
+    )
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert __import__("re").search(message, result.stderr), result.stderr
