@@ -85,43 +85,8 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                 ranges={"pos_x": (0.4, 0.6), "pos_y": (-0.25, 0.25), "pos_z": (0.25, 0.5)},
             )
         },
-        observations={
-            "policy": ObservationGroupCfg(
-                terms={
-                    "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel),
-                    "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel),
-                    "object_position": ObservationTermCfg(
-                        func=manip.object_pos_b, params={"base": BASE}
-                    ),
-                    "target_object_position": ObservationTermCfg(
-                        func=mdp.generated_commands, params=command
-                    ),
-                    "actions": ObservationTermCfg(func=mdp.last_action),
-                }
-            )
-        },
-        rewards={
-            "reaching_object": RewardTermCfg(
-                func=manip.reach_object_tanh, weight=1.0, params={"std": 0.1, "frame_cfg": TCP}
-            ),
-            "lifting_object": RewardTermCfg(
-                func=manip.object_is_lifted, weight=15.0, params={"minimal_height": LIFTED}
-            ),
-            "object_goal_tracking": RewardTermCfg(
-                func=manip.object_goal_distance_tanh,
-                weight=16.0,
-                params={"std": 0.3, "minimal_height": LIFTED, **command},
-            ),
-            "object_goal_tracking_fine": RewardTermCfg(
-                func=manip.object_goal_distance_tanh,
-                weight=5.0,
-                params={"std": 0.05, "minimal_height": LIFTED, **command},
-            ),
-            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-1e-4),
-            "joint_vel": RewardTermCfg(
-                func=mdp.joint_vel_l2, weight=-1e-4, params={"joints": list(ARM)}
-            ),
-        },
+        observations=_observations(command),
+        rewards=_rewards(command),
         terminations={
             "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
             "object_dropping": TerminationTermCfg(
@@ -131,30 +96,77 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                 func=manip.object_out_of_reach, params={"max_distance": 1.0, "base": BASE}
             ),
         },
-        events={
-            # each env's cube its own: 3.6 to 4.4 cm, 50 to 200 g, friction 0.8 to 1.2
-            "object_physics": EventTermCfg(
-                func=randomize_object,
-                mode="startup",
-                params={
-                    "size_scale": (0.9, 1.1),
-                    "mass_range": (0.05, 0.2),
-                    "friction_range": (0.8, 1.2),
-                },
-            ),
-            "reset_object": EventTermCfg(
-                func=mdp.reset_root_state_uniform,
-                mode="reset",
-                params={
-                    "entity": "object",
-                    "pose_range": {"x": (-0.1, 0.1), "y": (-0.25, 0.25)},
-                },
-            ),
-        },
+        events=_events(),
         success=SuccessTermCfg(
             func=manip.object_at_goal, params={"threshold": AT_GOAL, **command}, hold_s=HOLD_S
         ),
     )
+
+
+def _observations(command: dict) -> dict:
+    return {
+        "policy": ObservationGroupCfg(
+            terms={
+                "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel),
+                "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel),
+                "object_position": ObservationTermCfg(
+                    func=manip.object_pos_b, params={"base": BASE}
+                ),
+                "target_object_position": ObservationTermCfg(
+                    func=mdp.generated_commands, params=command
+                ),
+                "actions": ObservationTermCfg(func=mdp.last_action),
+            }
+        )
+    }
+
+
+def _rewards(command: dict) -> dict:
+    return {
+        "reaching_object": RewardTermCfg(
+            func=manip.reach_object_tanh, weight=1.0, params={"std": 0.1, "frame_cfg": TCP}
+        ),
+        "lifting_object": RewardTermCfg(
+            func=manip.object_is_lifted, weight=15.0, params={"minimal_height": LIFTED}
+        ),
+        "object_goal_tracking": RewardTermCfg(
+            func=manip.object_goal_distance_tanh,
+            weight=16.0,
+            params={"std": 0.3, "minimal_height": LIFTED, **command},
+        ),
+        "object_goal_tracking_fine": RewardTermCfg(
+            func=manip.object_goal_distance_tanh,
+            weight=5.0,
+            params={"std": 0.05, "minimal_height": LIFTED, **command},
+        ),
+        "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-1e-4),
+        "joint_vel": RewardTermCfg(
+            func=mdp.joint_vel_l2, weight=-1e-4, params={"joints": list(ARM)}
+        ),
+    }
+
+
+def _events() -> dict:
+    return {
+        # each env's cube its own: 3.6 to 4.4 cm, 50 to 200 g, friction 0.8 to 1.2
+        "object_physics": EventTermCfg(
+            func=randomize_object,
+            mode="startup",
+            params={
+                "size_scale": (0.9, 1.1),
+                "mass_range": (0.05, 0.2),
+                "friction_range": (0.8, 1.2),
+            },
+        ),
+        "reset_object": EventTermCfg(
+            func=mdp.reset_root_state_uniform,
+            mode="reset",
+            params={
+                "entity": "object",
+                "pose_range": {"x": (-0.1, 0.1), "y": (-0.25, 0.25)},
+            },
+        ),
+    }
 
 
 def ik_env_cfg() -> ManagerBasedRLEnvCfg:

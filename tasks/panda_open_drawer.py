@@ -61,59 +61,8 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                 actuators=GRIPPER, open_command=GRIPPER_OPEN, close_command=GRIPPER_CLOSED
             ),
         },
-        observations={
-            "policy": ObservationGroupCfg(
-                terms={
-                    "joint_pos": ObservationTermCfg(
-                        func=mdp.joint_pos_rel, params={"joints": ".*"}
-                    ),
-                    "joint_vel": ObservationTermCfg(
-                        func=mdp.joint_vel_rel, params={"joints": ".*"}
-                    ),
-                    "drawer_pos": ObservationTermCfg(
-                        func=mdp.joint_pos_rel, params={"joints": DRAWER}
-                    ),
-                    "drawer_vel": ObservationTermCfg(
-                        func=mdp.joint_vel_rel, params={"joints": DRAWER}
-                    ),
-                    "handle_from_tool": ObservationTermCfg(
-                        func=frame_pos, params={"frame_cfg": HANDLE, "relative_to": TCP}
-                    ),
-                    "tool_pose": ObservationTermCfg(
-                        func=frame_pose, params={"frame_cfg": TCP, "relative_to": BASE}
-                    ),
-                    "actions": ObservationTermCfg(func=mdp.last_action),
-                }
-            )
-        },
-        rewards={
-            "approach_handle": RewardTermCfg(
-                func=manip.frames_distance_tanh, weight=2.0, params={"std": 0.1, **near}
-            ),
-            "approach_handle_fine": RewardTermCfg(
-                func=manip.frames_distance_tanh, weight=2.0, params={"std": 0.02, **near}
-            ),
-            "point_at_drawer": RewardTermCfg(
-                func=manip.frame_axis_alignment,
-                weight=0.5,
-                params={"frame_cfg": TCP, "axis": (0.0, 0.0, 1.0), "direction": (1.0, 0.0, 0.0)},
-            ),
-            "fingers_across_handle": RewardTermCfg(
-                func=manip.frame_axis_alignment,
-                weight=0.5,
-                params={"frame_cfg": TCP, "axis": (0.0, 1.0, 0.0), "direction": (0.0, 1.0, 0.0)},
-            ),
-            "grasp_handle": RewardTermCfg(
-                func=manip.grasp_near, weight=2.0, params={"distance": 0.02, **near}
-            ),
-            "open_drawer": RewardTermCfg(
-                func=manip.joint_opening, weight=20.0, params={"joint": DRAWER}
-            ),
-            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-1e-3),
-            "joint_vel": RewardTermCfg(
-                func=mdp.joint_vel_l2, weight=-1e-4, params={"joints": list(ARM)}
-            ),
-        },
+        observations=_observations(),
+        rewards=_rewards(near),
         terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
         events={
             "reset_arm": EventTermCfg(
@@ -130,6 +79,57 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             func=manip.joint_opened, params={"joint": DRAWER, "threshold": OPENED}
         ),
     )
+
+
+def _observations() -> dict:
+    return {
+        "policy": ObservationGroupCfg(
+            terms={
+                "joint_pos": ObservationTermCfg(func=mdp.joint_pos_rel, params={"joints": ".*"}),
+                "joint_vel": ObservationTermCfg(func=mdp.joint_vel_rel, params={"joints": ".*"}),
+                "drawer_pos": ObservationTermCfg(func=mdp.joint_pos_rel, params={"joints": DRAWER}),
+                "drawer_vel": ObservationTermCfg(func=mdp.joint_vel_rel, params={"joints": DRAWER}),
+                "handle_from_tool": ObservationTermCfg(
+                    func=frame_pos, params={"frame_cfg": HANDLE, "relative_to": TCP}
+                ),
+                "tool_pose": ObservationTermCfg(
+                    func=frame_pose, params={"frame_cfg": TCP, "relative_to": BASE}
+                ),
+                "actions": ObservationTermCfg(func=mdp.last_action),
+            }
+        )
+    }
+
+
+def _rewards(near: dict) -> dict:
+    return {
+        "approach_handle": RewardTermCfg(
+            func=manip.frames_distance_tanh, weight=2.0, params={"std": 0.1, **near}
+        ),
+        "approach_handle_fine": RewardTermCfg(
+            func=manip.frames_distance_tanh, weight=2.0, params={"std": 0.02, **near}
+        ),
+        "point_at_drawer": RewardTermCfg(
+            func=manip.frame_axis_alignment,
+            weight=0.5,
+            params={"frame_cfg": TCP, "axis": (0.0, 0.0, 1.0), "direction": (1.0, 0.0, 0.0)},
+        ),
+        "fingers_across_handle": RewardTermCfg(
+            func=manip.frame_axis_alignment,
+            weight=0.5,
+            params={"frame_cfg": TCP, "axis": (0.0, 1.0, 0.0), "direction": (0.0, 1.0, 0.0)},
+        ),
+        "grasp_handle": RewardTermCfg(
+            func=manip.grasp_near, weight=2.0, params={"distance": 0.02, **near}
+        ),
+        "open_drawer": RewardTermCfg(
+            func=manip.joint_opening, weight=20.0, params={"joint": DRAWER}
+        ),
+        "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-1e-3),
+        "joint_vel": RewardTermCfg(
+            func=mdp.joint_vel_l2, weight=-1e-4, params={"joints": list(ARM)}
+        ),
+    }
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:

@@ -69,54 +69,8 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
                 },
             )
         },
-        observations={
-            "policy": ObservationGroupCfg(
-                enable_corruption=True,
-                terms={
-                    "joint_pos": ObservationTermCfg(
-                        func=mdp.joint_pos_rel,
-                        params={"joints": list(ARM)},
-                        noise=uniform_noise(-0.01, 0.01),
-                    ),
-                    "joint_vel": ObservationTermCfg(
-                        func=mdp.joint_vel_rel,
-                        params={"joints": list(ARM)},
-                        noise=uniform_noise(-0.01, 0.01),
-                    ),
-                    "ee_pose": ObservationTermCfg(
-                        func=frame_pose, params={"frame_cfg": TCP, "relative_to": BASE}
-                    ),
-                    "pose_command": ObservationTermCfg(
-                        func=mdp.generated_commands, params={"command_name": "ee_pose"}
-                    ),
-                    "actions": ObservationTermCfg(func=mdp.last_action),
-                },
-            )
-        },
-        rewards={
-            "position_error": RewardTermCfg(
-                func=manip.command_position_error, weight=-0.2, params={"command_name": "ee_pose"}
-            ),
-            "position_coarse": RewardTermCfg(
-                func=manip.command_position_error_tanh,
-                weight=0.5,
-                params={"command_name": "ee_pose", "std": 0.1},
-            ),
-            "position_fine": RewardTermCfg(
-                func=manip.command_position_error_tanh,
-                weight=2.0,
-                params={"command_name": "ee_pose", "std": 0.01},
-            ),
-            "orientation_error": RewardTermCfg(
-                func=manip.command_orientation_error,
-                weight=-0.1,
-                params={"command_name": "ee_pose"},
-            ),
-            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.0001),
-            "joint_vel": RewardTermCfg(
-                func=mdp.joint_vel_l2, weight=-0.0001, params={"joints": list(ARM)}
-            ),
-        },
+        observations=_observations(),
+        rewards=_rewards(),
         terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
         events={
             "reset_arm": EventTermCfg(
@@ -133,6 +87,60 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
             func=manip.frame_at_goal, params={"threshold": REACHED, "command_name": "ee_pose"}
         ),
     )
+
+
+def _observations() -> dict:
+    return {
+        "policy": ObservationGroupCfg(
+            enable_corruption=True,
+            terms={
+                "joint_pos": ObservationTermCfg(
+                    func=mdp.joint_pos_rel,
+                    params={"joints": list(ARM)},
+                    noise=uniform_noise(-0.01, 0.01),
+                ),
+                "joint_vel": ObservationTermCfg(
+                    func=mdp.joint_vel_rel,
+                    params={"joints": list(ARM)},
+                    noise=uniform_noise(-0.01, 0.01),
+                ),
+                "ee_pose": ObservationTermCfg(
+                    func=frame_pose, params={"frame_cfg": TCP, "relative_to": BASE}
+                ),
+                "pose_command": ObservationTermCfg(
+                    func=mdp.generated_commands, params={"command_name": "ee_pose"}
+                ),
+                "actions": ObservationTermCfg(func=mdp.last_action),
+            },
+        )
+    }
+
+
+def _rewards() -> dict:
+    return {
+        "position_error": RewardTermCfg(
+            func=manip.command_position_error, weight=-0.2, params={"command_name": "ee_pose"}
+        ),
+        "position_coarse": RewardTermCfg(
+            func=manip.command_position_error_tanh,
+            weight=0.5,
+            params={"command_name": "ee_pose", "std": 0.1},
+        ),
+        "position_fine": RewardTermCfg(
+            func=manip.command_position_error_tanh,
+            weight=2.0,
+            params={"command_name": "ee_pose", "std": 0.01},
+        ),
+        "orientation_error": RewardTermCfg(
+            func=manip.command_orientation_error,
+            weight=-0.1,
+            params={"command_name": "ee_pose"},
+        ),
+        "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.0001),
+        "joint_vel": RewardTermCfg(
+            func=mdp.joint_vel_l2, weight=-0.0001, params={"joints": list(ARM)}
+        ),
+    }
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:

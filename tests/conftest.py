@@ -139,9 +139,11 @@ def menagerie_roots() -> list[Path]:
     return roots
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def menagerie_root(monkeypatch) -> str:
-    """MENAGERIE_ROOT set to both test packages' Menagerie folders: no test downloads."""
+    """MENAGERIE_ROOT set to both test packages' Menagerie folders for every test (and the
+    CLI processes it starts): no test downloads, whether it names a Menagerie robot itself
+    or reaches one through a task (the Panda's tasks name ``menagerie:franka_emika_panda``)."""
     value = os.pathsep.join(str(r) for r in menagerie_roots())
     monkeypatch.setenv("MENAGERIE_ROOT", value)
     return value

@@ -31,6 +31,7 @@ from robolearn.managers import (
 )
 from robolearn.math import sample_uniform
 from robolearn.mdp import JointPositionActionCfg
+from robolearn.mdp.frames import frame_pos
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg
@@ -42,9 +43,9 @@ STILL = 0.2  # the arm counts as at rest with every joint slower than this, rad/
 
 
 def ee_pos(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """(N, 3) world position of the end-effector site, float32."""
-    site = env.scene.index("site", "ee")
-    return env.scene.engine.site_xpos[:, site[0]].float()
+    """(N, 3) world position of the end-effector site, float32 (the library's frame term:
+    a site or body of the robot, resolved once)."""
+    return frame_pos(env, "ee")
 
 
 class ReachTargetCommand(CommandTerm):

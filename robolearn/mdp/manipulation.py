@@ -143,9 +143,20 @@ def frame_axis_alignment(
     ``direction`` (both unit vectors): the cosine between them, 0 where it points away,
     squared (a tool pointing at a handle's face)."""
     quat = frame(env, frame_cfg, "frame_axis_alignment.frame_cfg").pose_w()[1]
-    a = torch.tensor(axis, device=env.device, dtype=quat.dtype).expand(quat.shape[0], 3)
-    d = torch.tensor(direction, device=env.device, dtype=quat.dtype)
+    a = _constant(env, axis, quat.dtype).expand(quat.shape[0], 3)
+    d = _constant(env, direction, quat.dtype)
     return (quat_rotate(quat, a) @ d).clamp(min=0.0).square()
+
+
+def _constant(env: TaskEnv, values: tuple[float, ...], dtype: torch.dtype) -> torch.Tensor:
+    """A term's constant vector on the env's device, made once: a tensor built from Python
+    data each step is a host-to-device copy that waits on a GPU."""
+    cache = env.__dict__.setdefault("_term_constants", {})
+    key = (tuple(float(v) for v in values), dtype)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = torch.tensor(key[0], device=env.device, dtype=dtype)
+    return found
 
 
 def grasp_near(

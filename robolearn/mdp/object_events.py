@@ -59,29 +59,9 @@ def randomize_object(
     episode)."""
     env_mask = as_env_mask(env, env_mask)
     scene, e = env.scene, env.scene.engine
-    cfg = scene.cfg.entities.get(entity)
-    if cfg is None or cfg.model is not None:
-        made = [n for n, c in scene.cfg.entities.items() if c.model is None]
-        raise RobolearnError(
-            f"randomize_object: {entity!r} is not a made object of scene.entities; made "
-            f"objects: {', '.join(made) or 'none'}"
-        )
-    missing = [f for f in OBJECT_FIELDS if f not in e.per_env_fields]
-    if missing:
-        raise RobolearnError(
-            f"randomize_object needs per-env values of {', '.join(missing)}: set "
-            "sim.per_env_fields to robolearn.mdp.object_events.OBJECT_PER_ENV_FIELDS"
-        )
-    low_s, high_s = check_range(size_scale, "randomize_object.size_scale", what="scales")
-    if not low_s > 0:
-        raise RobolearnError(f"randomize_object.size_scale must be > 0, got {size_scale!r}")
-    mass = (cfg.mass, cfg.mass) if mass_range is None else mass_range
-    low_m, high_m = check_range(mass, "randomize_object.mass_range", what="masses")
-    if not low_m > 0:
-        raise RobolearnError(f"randomize_object.mass_range must be > 0 kg, got {mass_range!r}")
-    mu = (cfg.friction[0],) * 2 if friction_range is None else friction_range
-    low_f, high_f = check_range(mu, "randomize_object.friction_range", what="frictions")
-
+    cfg, (low_s, high_s), (low_m, high_m), (low_f, high_f) = _checked(
+        env, entity, size_scale, mass_range, friction_range
+    )
     n, dev, dtype = env.num_envs, env.device, e.dtype
     model = scene.model
     geoms = [model.geom(f"{entity}/{shape}").id for shape in cfg.shapes]
@@ -90,8 +70,6 @@ def randomize_object(
     scale = sample_uniform(low_s, high_s, (n,), dev).to(dtype)
     m = sample_uniform(low_m, high_m, (n,), dev).to(dtype)
     half = torch.tensor(cfg.box, device=dev, dtype=dtype) * scale.unsqueeze(-1)  # (N, 3)
-    x, z = half[:, 0], half[:, 2]
-    zero = torch.zeros_like(x)
     mask1 = env_mask.unsqueeze(-1)
 
     size, rbound, aabb = e.model_field("geom_size"), e.model_field("geom_rbound"), None
@@ -102,28 +80,7 @@ def randomize_object(
     alpha = float(cfg.rgba[3])
     for k, (shape, g) in enumerate(zip(cfg.shapes, geoms, strict=True)):
         on = pick == k
-        if shape == "box":
-            geom_size, extent = half, half
-            bound = half.norm(dim=-1)
-            moments = torch.stack(
-                (
-                    half[:, 1] ** 2 + z**2,
-                    x**2 + z**2,
-                    x**2 + half[:, 1] ** 2,
-                ),
-                dim=-1,
-            ) * (m / 3).unsqueeze(-1)
-        elif shape == "cylinder":
-            geom_size = torch.stack((x, z, zero), dim=-1)
-            extent = torch.stack((x, x, z), dim=-1)
-            bound = torch.sqrt(x**2 + z**2)
-            side = m * (3 * x**2 + 4 * z**2) / 12
-            moments = torch.stack((side, side, m * x**2 / 2), dim=-1)
-        else:  # sphere
-            geom_size = torch.stack((x, zero, zero), dim=-1)
-            extent = torch.stack((x, x, x), dim=-1)
-            bound = x
-            moments = (0.4 * m * x**2).unsqueeze(-1).expand(n, 3)
+        geom_size, extent, bound, moments = _shape_geometry(shape, half, m)
         on1 = on.unsqueeze(-1)
         new_size = torch.where(on1, geom_size, speck)
         new_extent = torch.where(on1, extent, speck)
@@ -150,6 +107,55 @@ def randomize_object(
     # MuJoCo derives a free single-body object's mass matrix and the inverse weights from
     # mass and inertia once: recompute them for these envs
     e.set_const_where(env_mask)
+
+
+def _checked(env: TaskEnv, entity: str, size_scale, mass_range, friction_range):
+    """The made object's config and the three ranges, checked."""
+    scene, e = env.scene, env.scene.engine
+    cfg = scene.cfg.entities.get(entity)
+    if cfg is None or cfg.model is not None:
+        made = [n for n, c in scene.cfg.entities.items() if c.model is None]
+        raise RobolearnError(
+            f"randomize_object: {entity!r} is not a made object of scene.entities; made "
+            f"objects: {', '.join(made) or 'none'}"
+        )
+    missing = [f for f in OBJECT_FIELDS if f not in e.per_env_fields]
+    if missing:
+        raise RobolearnError(
+            f"randomize_object needs per-env values of {', '.join(missing)}: set "
+            "sim.per_env_fields to robolearn.mdp.object_events.OBJECT_PER_ENV_FIELDS"
+        )
+    low_s, high_s = check_range(size_scale, "randomize_object.size_scale", what="scales")
+    if not low_s > 0:
+        raise RobolearnError(f"randomize_object.size_scale must be > 0, got {size_scale!r}")
+    mass = (cfg.mass, cfg.mass) if mass_range is None else mass_range
+    low_m, high_m = check_range(mass, "randomize_object.mass_range", what="masses")
+    if not low_m > 0:
+        raise RobolearnError(f"randomize_object.mass_range must be > 0 kg, got {mass_range!r}")
+    mu = (cfg.friction[0],) * 2 if friction_range is None else friction_range
+    low_f, high_f = check_range(mu, "randomize_object.friction_range", what="frictions")
+
+    return cfg, (low_s, high_s), (low_m, high_m), (low_f, high_f)
+
+
+def _shape_geometry(shape: str, half: torch.Tensor, m: torch.Tensor):
+    """Per env, a solid ``shape`` of half-sizes ``half`` (N, 3) and mass ``m`` (N,): its geom
+    size, its bounding box's half-extents, its bounding sphere's radius and its principal
+    moments of inertia."""
+    x, y, z = half[:, 0], half[:, 1], half[:, 2]
+    zero = torch.zeros_like(x)
+    n = half.shape[0]
+    if shape == "box":
+        moments = torch.stack((y**2 + z**2, x**2 + z**2, x**2 + y**2), dim=-1)
+        return half, half, half.norm(dim=-1), moments * (m / 3).unsqueeze(-1)
+    if shape == "cylinder":
+        side = m * (3 * x**2 + 4 * z**2) / 12
+        moments = torch.stack((side, side, m * x**2 / 2), dim=-1)
+        size = torch.stack((x, z, zero), dim=-1)
+        return size, torch.stack((x, x, z), dim=-1), torch.sqrt(x**2 + z**2), moments
+    # a sphere
+    moments = (0.4 * m * x**2).unsqueeze(-1).expand(n, 3)
+    return torch.stack((x, zero, zero), dim=-1), torch.stack((x, x, x), dim=-1), x, moments
 
 
 def object_shape(env: TaskEnv, entity: str = "object") -> torch.Tensor:
