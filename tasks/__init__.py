@@ -1,7 +1,8 @@
 """Tasks: one module per task (commands, rewards, terminations, events, agent config).
 
 ``velocity`` is not a task: it is the velocity-tracking family's shared recipe, which
-humanoid_walk and quadruped_walk derive from.
+humanoid_walk and quadruped_walk derive from; ``manipulation`` holds what the Panda's tasks
+share (its physics, arm action, reset, PPO settings and play variant).
 
 Importing this package registers every shipped task with :mod:`robolearn.registry`.
 """

@@ -30,7 +30,13 @@ from robolearn.envs.franka_panda import (
     TCP,
     panda_scene,
 )
-from robolearn.tasks.panda_reach import ARM_ACTUATORS, panda_sim
+from robolearn.tasks.manipulation import (
+    ARM_ACTUATORS,
+    arm_joint_action,
+    panda_agent_cfg,
+    panda_sim,
+    play_variant,
+)
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg, SuccessTermCfg
@@ -46,7 +52,7 @@ from robolearn.mdp.object_events import OBJECT_PER_ENV_FIELDS, randomize_object
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.rl.config import AgentCfg
 from robolearn.scene import EntityCfg, FrameCfg
 
 CUBE_HALF = 0.02  # m: a 4 cm cube
@@ -72,7 +78,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
         decimation=4,
         episode_length_s=5.0,
         actions={
-            "arm": mdp.JointPositionActionCfg(actuators=ARM_ACTUATORS, scale=0.5, clip=(-4, 4)),
+            "arm": arm_joint_action(),
             "gripper": mdp.GripperActionCfg(
                 actuators=GRIPPER, open_command=GRIPPER_OPEN, close_command=GRIPPER_CLOSED
             ),
@@ -184,28 +190,8 @@ def ik_env_cfg() -> ManagerBasedRLEnvCfg:
     return cfg
 
 
-def _play(make):
-    def play() -> ManagerBasedRLEnvCfg:
-        cfg = make()
-        cfg.scene.num_envs = 64
-        return cfg
-
-    play.__module__ = __name__
-    return play
-
-
 def agent_cfg() -> AgentCfg:
-    return AgentCfg(
-        num_steps_per_env=24,
-        max_iterations=1500,
-        save_interval=50,
-        algorithm=PpoAlgorithmCfg(
-            learning_rate=1e-4, num_mini_batches=4, entropy_coef=0.006, desired_kl=0.01
-        ),
-        policy=PolicyCfg(
-            actor_hidden_dims=(256, 128, 64), critic_hidden_dims=(256, 128, 64), init_noise_std=1.0
-        ),
-    )
+    return panda_agent_cfg(1500, learning_rate=1e-4, entropy_coef=0.006)
 
 
 register_task(
@@ -214,7 +200,7 @@ register_task(
         description="Franka Panda lifts a cube to a commanded position (joint actions).",
         env_cfg=env_cfg,
         agent_cfg=agent_cfg,
-        play_env_cfg=_play(env_cfg),
+        play_env_cfg=play_variant(env_cfg, __name__),
     )
 )
 
@@ -224,6 +210,6 @@ register_task(
         description="Franka Panda lifts a cube to a commanded position (relative IK actions).",
         env_cfg=ik_env_cfg,
         agent_cfg=agent_cfg,
-        play_env_cfg=_play(ik_env_cfg),
+        play_env_cfg=play_variant(ik_env_cfg, __name__),
     )
 )

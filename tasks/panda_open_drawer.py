@@ -23,12 +23,17 @@ from robolearn.envs.franka_panda import (
     TCP,
     panda_scene,
 )
-from robolearn.tasks.panda_reach import ARM_ACTUATORS, panda_sim
+from robolearn.tasks.manipulation import (
+    arm_joint_action,
+    panda_agent_cfg,
+    panda_sim,
+    play_variant,
+    reset_arm,
+)
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg, SuccessTermCfg
 from robolearn.managers import (
-    EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
@@ -37,7 +42,7 @@ from robolearn.managers import (
 from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pos, frame_pose
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+from robolearn.rl.config import AgentCfg
 from robolearn.scene import EntityCfg, FrameCfg, SceneEntityCfg
 
 HANDLE = FrameCfg("handle", entity="cabinet")
@@ -56,7 +61,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
         decimation=4,
         episode_length_s=8.0,
         actions={
-            "arm": mdp.JointPositionActionCfg(actuators=ARM_ACTUATORS, scale=0.5, clip=(-4, 4)),
+            "arm": arm_joint_action(),
             "gripper": mdp.GripperActionCfg(
                 actuators=GRIPPER, open_command=GRIPPER_OPEN, close_command=GRIPPER_CLOSED
             ),
@@ -64,17 +69,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
         observations=_observations(),
         rewards=_rewards(near),
         terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
-        events={
-            "reset_arm": EventTermCfg(
-                func=mdp.reset_joints_by_scale,
-                mode="reset",
-                params={
-                    "joints": list(ARM),
-                    "position_range": (0.8, 1.2),
-                    "velocity_range": (0.0, 0.0),
-                },
-            )
-        },
+        events={"reset_arm": reset_arm((0.8, 1.2))},
         success=SuccessTermCfg(
             func=manip.joint_opened, params={"joint": DRAWER, "threshold": OPENED}
         ),
@@ -132,24 +127,8 @@ def _rewards(near: dict) -> dict:
     }
 
 
-def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = env_cfg()
-    cfg.scene.num_envs = 64
-    return cfg
-
-
 def agent_cfg() -> AgentCfg:
-    return AgentCfg(
-        num_steps_per_env=24,
-        max_iterations=1500,
-        save_interval=50,
-        algorithm=PpoAlgorithmCfg(
-            learning_rate=5e-4, num_mini_batches=4, entropy_coef=0.005, desired_kl=0.01
-        ),
-        policy=PolicyCfg(
-            actor_hidden_dims=(256, 128, 64), critic_hidden_dims=(256, 128, 64), init_noise_std=1.0
-        ),
-    )
+    return panda_agent_cfg(1500, learning_rate=5e-4, entropy_coef=0.005)
 
 
 register_task(
@@ -158,6 +137,6 @@ register_task(
         description="Franka Panda grasps a drawer's handle and pulls it open; success at 20 cm.",
         env_cfg=env_cfg,
         agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
+        play_env_cfg=play_variant(env_cfg, __name__),
     )
 )

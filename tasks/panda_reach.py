@@ -15,11 +15,17 @@ from __future__ import annotations
 import math
 
 from robolearn.envs.franka_panda import ARM, BASE, TCP, panda_scene
+from robolearn.tasks.manipulation import (
+    arm_joint_action,
+    panda_agent_cfg,
+    panda_sim,
+    play_variant,
+    reset_arm,
+)
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg, SuccessTermCfg
 from robolearn.managers import (
-    EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
@@ -30,17 +36,9 @@ from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pose
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.registry import TaskSpec, register_task
-from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
-from robolearn.scene import SimCfg
+from robolearn.rl.config import AgentCfg
 
-ARM_ACTUATORS = "actuator[1-7]"
 REACHED = 0.01  # m: a goal counts as reached within 1 cm
-PHYSICS_DT = 0.005  # s; with decimation 4, a 50 Hz policy (Isaac Lab's Lift: 100 Hz, 2)
-
-
-def panda_sim() -> SimCfg:
-    """The Panda's physics: 5 ms steps (MuJoCo's implicitfast, as Menagerie's file says)."""
-    return SimCfg(physics_dt=PHYSICS_DT)
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
@@ -51,9 +49,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
         sim=panda_sim(),
         decimation=4,
         episode_length_s=4.0,
-        actions={
-            "arm": mdp.JointPositionActionCfg(actuators=ARM_ACTUATORS, scale=0.5, clip=(-4, 4))
-        },
+        actions={"arm": arm_joint_action()},
         commands={
             "ee_pose": UniformPoseCommandCfg(
                 base=BASE,
@@ -72,17 +68,7 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
         observations=_observations(),
         rewards=_rewards(),
         terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
-        events={
-            "reset_arm": EventTermCfg(
-                func=mdp.reset_joints_by_scale,
-                mode="reset",
-                params={
-                    "joints": list(ARM),
-                    "position_range": (0.5, 1.5),
-                    "velocity_range": (0.0, 0.0),
-                },
-            )
-        },
+        events={"reset_arm": reset_arm((0.5, 1.5))},
         success=SuccessTermCfg(
             func=manip.frame_at_goal, params={"threshold": REACHED, "command_name": "ee_pose"}
         ),
@@ -143,25 +129,8 @@ def _rewards() -> dict:
     }
 
 
-def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = env_cfg()
-    cfg.scene.num_envs = 64
-    cfg.observations["policy"].enable_corruption = False
-    return cfg
-
-
 def agent_cfg() -> AgentCfg:
-    return AgentCfg(
-        num_steps_per_env=24,
-        max_iterations=400,
-        save_interval=50,
-        algorithm=PpoAlgorithmCfg(
-            learning_rate=1e-3, num_mini_batches=4, entropy_coef=0.005, desired_kl=0.01
-        ),
-        policy=PolicyCfg(
-            actor_hidden_dims=(64, 64), critic_hidden_dims=(64, 64), init_noise_std=1.0
-        ),
-    )
+    return panda_agent_cfg(400, learning_rate=1e-3, entropy_coef=0.005, hidden=(64, 64))
 
 
 register_task(
@@ -172,6 +141,6 @@ register_task(
         ),
         env_cfg=env_cfg,
         agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
+        play_env_cfg=play_variant(env_cfg, __name__),
     )
 )

@@ -185,7 +185,9 @@ def _effective_params(fn, params: dict[str, Any]) -> dict[str, Any]:
 
 def _action_term(env, name: str, term) -> dict[str, Any]:
     """One action term: the actuators (and joints) it drives and ``ctrl = offset + scale *
-    action``, the action clipped to ``clip`` first when that is set."""
+    action``, the action clipped to ``clip`` first when that is set; a term with a map of
+    its own (a gripper, relative targets, differential IK) adds ``mapping`` and the numbers
+    that map needs (:meth:`~robolearn.managers.ActionTerm.describe`)."""
     scene = env.scene
     entry: dict[str, Any] = {
         "term": name,
@@ -210,7 +212,8 @@ def _action_term(env, name: str, term) -> dict[str, Any]:
         "offset": offset,
         "clip": list(clip) if clip is not None else None,
     }
-    return entry
+    # a term whose map is not offset + scale x action says what it is instead
+    return entry | term.describe()
 
 
 def _command_term(term) -> dict[str, Any]:

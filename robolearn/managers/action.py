@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -137,6 +138,13 @@ class ActionTerm:
         """What viewers and videos draw for env ``env_id`` (e.g. a target pose as a
         frame); nothing by default."""
         return []
+
+    def describe(self) -> dict[str, Any]:
+        """What an exported ``policy.json`` adds about this term, for a program that maps
+        actions to controls without robolearn: nothing for the affine map ``ctrl = offset
+        + scale x action``; a term with a map of its own says it (a ``mapping`` key and
+        the numbers the map needs)."""
+        return {}
 
 
 @dataclass

@@ -8,6 +8,7 @@ the manager that splits the action vector among them is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -67,6 +68,14 @@ class RelativeJointPositionAction(JointPositionAction):
         self.raw_actions[:] = actions
         step = self.processed_actions + self.cfg.scale * actions
         torch.clamp(step, self._low, self._high, out=self.processed_actions)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "mapping": "relative: target = clamp(last target + scale x action, lower, upper); "
+            "offset (the default pose) after a reset",
+            "lower": self._low.tolist(),
+            "upper": self._high.tolist(),
+        }
 
     def reset(self, env_mask: torch.Tensor) -> None:
         super().reset(env_mask)
@@ -164,6 +173,19 @@ class GripperAction(ActionTerm):
             return super().action_bounds()
         one = torch.ones(1, dtype=torch.float64)
         return -one, one
+
+    def describe(self) -> dict[str, Any]:
+        mapping = (
+            "binary: ctrl = close_ctrl where action < 0, else open_ctrl"
+            if self.cfg.binary
+            else "continuous: ctrl = close_ctrl + (clamp(action, -1, 1) + 1) / 2 x "
+            "(open_ctrl - close_ctrl)"
+        )
+        return {
+            "mapping": mapping,
+            "open_ctrl": self.open_command.tolist(),
+            "close_ctrl": self.close_command.tolist(),
+        }
 
     def is_closed(self) -> torch.Tensor:
         """(N,) bool: the gripper is commanded closed (past halfway for a continuous one)."""

@@ -62,6 +62,18 @@ class Frame:
         self._moved = bool(local_pos.abs().max() > 0)
         self._turned = bool((local_quat - torch.tensor([1.0, 0, 0, 0])).abs().max() > 0)
         self._env = env
+        self.entity = cfg.entity
+
+    def describe(self) -> dict[str, object]:
+        """The frame as a program with the model needs it: the body it moves with and its
+        pose in that body."""
+        return {
+            "name": self.name,
+            "entity": self.entity,
+            "body": self._env.scene.model.body(self.body_id).name,
+            "pos_in_body": self.local_pos.tolist(),
+            "quat_in_body": self.local_quat.tolist(),
+        }
 
     def pose_w(self) -> Pose:
         """The frame's world pose in every env (the derived fields' timing)."""

@@ -16,6 +16,7 @@ from robolearn.errors import RobolearnError
 from robolearn.math import quat_rotate, quat_rotate_inverse, take_columns
 from robolearn.mdp.frames import FrameCfg, frame, pose_in
 from robolearn.mdp.protocol import TaskEnv
+from robolearn.scene.contact_sensors import VALUES_PER_SENSOR
 from robolearn.scene.entities import SceneEntityCfg
 
 
@@ -156,6 +157,40 @@ def _constant(env: TaskEnv, values: tuple[float, ...], dtype: torch.dtype) -> to
     found = cache.get(key)
     if found is None:
         found = cache[key] = torch.tensor(key[0], device=env.device, dtype=dtype)
+    return found
+
+
+def contact_found(env: TaskEnv, sensors: tuple[str, ...]) -> torch.Tensor:
+    """Observation: 1 where each contact sensor (``SceneCfg.contact_sensors``) finds a
+    contact, else 0 (k): the fingers touching the object."""
+    found = env.scene.engine.sensordata.index_select(1, _sensor_columns(env, sensors, 0, 1))
+    return (found > 0).float()
+
+
+def contact_force(env: TaskEnv, sensors: tuple[str, ...]) -> torch.Tensor:
+    """Observation: each contact sensor's net force, N in the world frame (3k)."""
+    cols = _sensor_columns(env, sensors, 1, 4)
+    return env.scene.engine.sensordata.index_select(1, cols).float()
+
+
+def _sensor_columns(env: TaskEnv, sensors: tuple[str, ...], start: int, stop: int):
+    """The ``sensordata`` columns ``start:stop`` of each contact sensor, made once."""
+    cache = env.__dict__.setdefault("_contact_columns", {})
+    key = (tuple(sensors), start, stop)
+    found = cache.get(key)
+    if found is None:
+        if isinstance(sensors, str) or not sensors:
+            raise RobolearnError(f"contact terms take a list of sensor names, got {sensors!r}")
+        cols: list[int] = []
+        for name in sensors:
+            span = env.scene.sensor_slice(name)
+            if span.stop - span.start != VALUES_PER_SENSOR:
+                raise RobolearnError(
+                    f"sensor {name!r} is not a contact sensor of SceneCfg.contact_sensors "
+                    f"({VALUES_PER_SENSOR} values: found, force)"
+                )
+            cols.extend(range(span.start + start, span.start + stop))
+        found = cache[key] = torch.tensor(cols, dtype=torch.long, device=env.device)
     return found
 
 

@@ -17,6 +17,7 @@ where None), absolute or relative to the frame's current pose, a pose or a posit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -85,6 +86,8 @@ class DifferentialIKAction(ActionTerm):
         self._eye = torch.eye(self._rows, device=env.device) * float(cfg.damping) ** 2
         self.joint_targets = torch.zeros(n, len(ids), device=env.device)
         """(N, k) the joint position targets of the latest step."""
+        # made once: a tensor from Python data in the step would be a copy that waits
+        self._identity = torch.tensor([1.0, 0.0, 0.0, 0.0], device=env.device)
         self._aim_at_current()
 
     def _base_pose(self) -> Pose | None:
@@ -122,8 +125,7 @@ class DifferentialIKAction(ActionTerm):
                 quat = actions[:, 3:7]
                 norm = quat.norm(dim=-1, keepdim=True)
                 # a zero quaternion from the policy means "no rotation", not NaN
-                unit = torch.tensor([1.0, 0.0, 0.0, 0.0], device=quat.device)
-                quat = torch.where(norm > 1e-6, quat / norm.clamp(min=1e-6), unit)
+                quat = torch.where(norm > 1e-6, quat / norm.clamp(min=1e-6), self._identity)
                 self.processed_actions[:, 3:7] = quat
 
     def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -131,6 +133,23 @@ class DifferentialIKAction(ActionTerm):
             return super().action_bounds()
         inf = torch.full((self.action_dim,), float("inf"), dtype=torch.float64)
         return -inf, inf
+
+    def describe(self) -> dict[str, Any]:
+        cfg = self.cfg
+        goal = "the current pose moved by" if cfg.relative else "the pose"
+        return {
+            "mapping": f"differential IK: each step, {goal} the action ({cfg.command_type}, "
+            "in the base frame) is the frame's goal; dq = J^T (J J^T + damping^2 I)^-1 e "
+            "on the frame's Jacobian over the joints, target = clamp(q + dq, lower, upper)",
+            "frame": self.frame.describe(),
+            "base": self.base.describe() if self.base is not None else None,
+            "command_type": cfg.command_type,
+            "relative": cfg.relative,
+            "rotation_scale": cfg.rotation_scale,
+            "damping": cfg.damping,
+            "lower": self._low.tolist(),
+            "upper": self._high.tolist(),
+        }
 
     def joint_step(self) -> torch.Tensor:
         """(N, k) the damped-least-squares joint step toward the commanded pose."""

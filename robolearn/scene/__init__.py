@@ -23,6 +23,7 @@ from robolearn.scene.actuators import (
     reflected_inertia,
 )
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg, FrameCfg, SceneEntityCfg
 from robolearn.scene.init_state import InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg
@@ -31,6 +32,7 @@ from robolearn.scene.scene import Scene
 
 __all__ = [
     "ActuatorNetCfg",
+    "ContactSensorCfg",
     "DCMotorCfg",
     "EntityCfg",
     "FrameCfg",

@@ -9,6 +9,7 @@ import numpy as np
 from robolearn.errors import RobolearnError
 from robolearn.scene.actuators import DrivenJoint, apply_actuators
 from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.contact_sensors import add_contact_sensors
 from robolearn.scene.delay import add_model_delays, model_delays
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
@@ -47,6 +48,7 @@ def build_engine(
         # with the attached entities' qpos0).
         check_keyframe(spec, compile_model(spec), cfg.default_keyframe)
         attach_entities(spec, cfg.entities)
+    add_contact_sensors(spec, cfg.contact_sensors)
     if terrain is not None:
         add_terrain(spec, terrain)
     model = compile_model(spec)

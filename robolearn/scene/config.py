@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import mujoco
 
 from robolearn.scene.actuators import ImplicitPDCfg
+from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg
 from robolearn.scene.init_state import INIT_KEY, InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg
@@ -99,6 +100,10 @@ class SceneCfg:
     entities: dict[str, EntityCfg] = field(default_factory=dict)
     """More robots and objects beside the robot (the entity ``robot`` is ``model``), each
     attached under the prefix ``<name>/`` (see :mod:`robolearn.scene.entities`)."""
+    contact_sensors: dict[str, ContactSensorCfg] = field(default_factory=dict)
+    """MuJoCo contact sensors between bodies of the entities, by name (a finger and the
+    cube): how many contacts and their net force, in ``sensordata`` on every engine (see
+    :mod:`robolearn.scene.contact_sensors`)."""
     terrain: TerrainCfg | None = None
     """A generated terrain in place of the MJCF's ground planes; None keeps the MJCF's
     ground. With a terrain, each env spawns on a tile (see :mod:`robolearn.terrain`)."""

@@ -15,6 +15,7 @@ import torch
 from robolearn.envs.franka_panda import ARM, BASE, GRIPPER, TCP, panda_scene
 
 from robolearn import mdp
+from robolearn.adapters import make_env
 from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationGroupCfg, ObservationTermCfg, TerminationTermCfg
@@ -136,6 +137,24 @@ def test_the_binary_gripper_closes_and_opens_the_fingers(menagerie_root):
     opened = env.scene.joint_pos[:, fingers]
     assert float(closed.max()) < 0.003, closed
     assert float(opened.min()) > 0.035, opened
+
+
+def test_an_exported_gripper_says_the_controls_the_env_writes(menagerie_root):
+    """policy.json's gripper entry is what a deployed program needs: its controls for a
+    closing and an opening action are the ones the env writes, not offset + scale x action."""
+    from robolearn.app.export import describe
+
+    env = make_env("panda_lift", num_envs=2, engine="cpu", play=True)
+    entry = describe(env, ["policy"], task="panda_lift")["action"]["terms"][1]
+    assert entry["term"] == "gripper" and entry["mapping"].startswith("binary")
+    term = env.action_manager.terms["gripper"]
+    col = env.scene.actuator_names.index(entry["actuators"][0])
+    act = torch.zeros(2, env.num_actions)
+    for value, expected in ((-0.2, entry["close_ctrl"]), (0.7, entry["open_ctrl"])):
+        act[:, -1] = value
+        env.step(act)
+        assert env.scene.engine.ctrl[:, col].tolist() == pytest.approx(expected * 2)
+    assert term.processed_actions[:, 0].tolist() == pytest.approx(entry["open_ctrl"] * 2)
 
 
 def test_the_continuous_gripper_stops_halfway(menagerie_root):

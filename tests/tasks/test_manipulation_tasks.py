@@ -14,10 +14,12 @@ from robolearn.tasks import cartpole_balance, panda_lift, panda_open_drawer
 
 from robolearn.app.evaluate import evaluate
 from robolearn.env import ManagerBasedRLEnv, SuccessTermCfg
+from robolearn.errors import RobolearnError
 from robolearn.math import axis_angle_from_quat, quat_conjugate, quat_from_axis_angle, quat_mul
 from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pos
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
+from robolearn.scene import ContactSensorCfg
 from tests.cli_helpers import robolearn_in_process
 
 
@@ -39,8 +41,19 @@ def _move(env, pos, quat, grip: float, steps: int) -> None:
         env.step(action)
 
 
+FINGERS = ("left_touch", "right_touch")
+
+
+def _with_finger_sensors(cfg):
+    cfg.scene.contact_sensors = {
+        f"{side}_touch": ContactSensorCfg(f"{side}_finger", "box", entity2="object")
+        for side in ("left", "right")
+    }
+    return cfg
+
+
 def test_a_scripted_grasp_lifts_every_envs_own_cube(menagerie_root):
-    env = _scripted(panda_lift.env_cfg(), num_envs=6)
+    env = _scripted(_with_finger_sensors(panda_lift.env_cfg()), num_envs=6)
     arm = env.action_manager.terms["arm"]
     _, down = arm.frame_pose_b()
     mass = env.scene.engine.model_field("body_mass")[:, env.scene.model.body("object/box").id]
@@ -49,10 +62,41 @@ def test_a_scripted_grasp_lifts_every_envs_own_cube(menagerie_root):
     above = cube + torch.tensor([0.0, 0.0, 0.15])
     _move(env, above, down, 1.0, 50)
     _move(env, cube, down, 1.0, 40)
+    assert manip.contact_found(env, FINGERS).sum() == 0  # open around it: no touch
     _move(env, cube, down, -1.0, 25)  # close on it
     _move(env, above + torch.tensor([0.0, 0.0, 0.1]), down, -1.0, 60)
     height = manip.object_height(env)
     assert float(height.min()) > 0.2, height  # held 25 cm up, not left on the floor
+    # both fingers touch it, and together they carry its weight (the force the fingers
+    # exert on the cube, world frame: up, m g within 15% as it hangs still)
+    assert manip.contact_found(env, FINGERS).tolist() == [[1.0, 1.0]] * env.num_envs
+    lift = manip.contact_force(env, FINGERS).reshape(-1, 2, 3).sum(dim=1)[:, 2]
+    assert torch.allclose(lift, mass.float() * 9.81, rtol=0.15), (lift, mass * 9.81)
+
+
+@pytest.mark.parametrize("engine", ["cpu", "warp-cpu"])
+def test_a_contact_sensor_weighs_each_envs_own_cube(menagerie_root, engine):
+    """A cube resting on the floor, seen by a contact sensor on either engine: it touches,
+    and presses with its own env's weight."""
+    cfg = panda_lift.env_cfg()
+    cfg.scene.num_envs, cfg.sim.engine = 4, engine
+    cfg.scene.contact_sensors = {"rests": ContactSensorCfg("box", "world", entity1="object")}
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    for _ in range(10):
+        env.step(torch.zeros(env.num_envs, env.num_actions))
+    mass = env.scene.engine.model_field("body_mass")[:, env.scene.model.body("object/box").id]
+    assert manip.contact_found(env, ("rests",)).tolist() == [[1.0]] * 4
+    press = manip.contact_force(env, ("rests",))
+    assert torch.allclose(press[:, 2], -mass.float().cpu() * 9.81, rtol=0.05), press
+
+
+def test_a_contact_sensor_on_a_missing_body_is_one_line(menagerie_root):
+    cfg = panda_lift.env_cfg()
+    cfg.scene.num_envs = 2
+    cfg.scene.contact_sensors = {"touch": ContactSensorCfg("thumb", "box", entity2="object")}
+    with pytest.raises(RobolearnError, match=r"the robot has no body 'thumb'; its bodies: .*hand"):
+        ManagerBasedRLEnv(cfg)
 
 
 def test_a_scripted_pull_opens_the_drawer(menagerie_root):
