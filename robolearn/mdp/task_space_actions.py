@@ -3,9 +3,9 @@ kinematics turns it into the arm's joint position targets.
 
 Each env step, :class:`DifferentialIKAction` takes the pose error of its frame (a site or
 body of the robot, see :mod:`robolearn.mdp.frames`), the frame's Jacobian over the arm's
-joints from the engine (MuJoCo's ``mj_jac`` through the cpu batch, MuJoCo Warp's
-Jacobian kernel on the Warp engines: no host synchronisation), and solves damped least
-squares,
+joints from the joint bodies' poses (:mod:`robolearn.mdp.chain_jacobian`: batched torch
+ops on any engine, no host synchronisation, the same as MuJoCo's ``mj_jac``), and solves
+damped least squares,
 
     dq = J^T (J J^T + lambda^2 I)^-1 e,
 
@@ -30,6 +30,7 @@ from robolearn.math import (
     quat_mul,
     take_columns,
 )
+from robolearn.mdp.chain_jacobian import ChainJacobian
 from robolearn.mdp.frames import FrameCfg, Pose, frame, pose_in, pose_to_world
 from robolearn.mdp.protocol import TaskEnv
 
@@ -69,11 +70,12 @@ class DifferentialIKAction(ActionTerm):
                 f"loops on joints; not such: {', '.join(bad)}"
             )
         self.joint_ids = joint_of
-        self._dofs = scene.joint_dof_adr[joint_of]
         self._joint_cols = joint_of  # columns of the scene's (N, num_joints) tensors
         limits = scene.joint_pos_limits.index_select(0, joint_of)
         self._low, self._high = limits[:, 0], limits[:, 1]
         self.frame = frame(env, cfg.frame, f"{what}.frame")
+        model_joints = [scene.model.joint(scene.joint_names[j]).id for j in joint_of.tolist()]
+        self._jacobian = ChainJacobian(env, model_joints, self.frame.body_id)
         self.base = frame(env, cfg.base, f"{what}.base") if cfg.base is not None else None
         position_only = cfg.command_type == "position"
         self.action_dim = 3 if position_only else (6 if cfg.relative else 7)
@@ -153,17 +155,16 @@ class DifferentialIKAction(ActionTerm):
 
     def joint_step(self) -> torch.Tensor:
         """(N, k) the damped-least-squares joint step toward the commanded pose."""
-        env, cfg = self.env, self.cfg
+        cfg = self.cfg
         cmd_b = (self.processed_actions[:, 0:3], self.processed_actions[:, 3:7])
         base = self._base_pose()
         goal = cmd_b if base is None else pose_to_world(cmd_b, base)
         pos, quat = self.frame.pose_w()
-        jacp, jacr = env.scene.engine.jacobian(self.frame.body_id, pos)
+        jac = self._jacobian(pos)  # (N, 6, k)
         if cfg.command_type == "position":
-            jac = jacp.index_select(2, self._dofs).float()
+            jac = jac[:, 0:3]
             err = goal[0] - pos
         else:
-            jac = torch.cat((jacp, jacr), dim=1).index_select(2, self._dofs).float()
             turn = axis_angle_from_quat(quat_mul(goal[1], quat_conjugate(quat)))
             err = torch.cat((goal[0] - pos, turn), dim=-1)
         jjt = jac @ jac.transpose(1, 2) + self._eye

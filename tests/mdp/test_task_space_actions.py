@@ -92,6 +92,32 @@ def test_the_engines_jacobian_is_mujocos(menagerie_root):
         np.testing.assert_allclose(jacr[i].numpy(), want_r, atol=1e-12)
 
 
+@pytest.mark.parametrize("engine", ["cpu", "warp-cpu"])
+def test_the_ik_terms_jacobian_from_body_poses_is_mujocos(menagerie_root, engine):
+    """The IK term's Jacobian (joint axes from the bodies' poses, no engine call) is
+    MuJoCo's mj_jac over the arm's joints, the fingers and the cube's joints left out."""
+    env = _panda_env({"arm": _ik()}, num_envs=3, engine=engine)
+    engine_, model = env.scene.engine, env.scene.model
+    g = torch.Generator().manual_seed(1)
+    qpos = engine_.qpos.clone().cpu()
+    qpos += 0.4 * torch.randn(qpos.shape, generator=g, dtype=qpos.dtype)
+    engine_.reset(qpos=qpos.to(engine_.qpos.device))  # derived fields of these poses
+    term = env.action_manager.terms["arm"]
+    point, _ = term.frame.pose_w()
+    jac = term._jacobian(point).cpu().double()
+    dofs = [model.joint(f"joint{k}").dofadr[0] for k in range(1, 8)]
+    data = mujoco.MjData(model)
+    for i in range(3):
+        data.qpos[:] = qpos[i].numpy()
+        mujoco.mj_forward(model, data)
+        want_p, want_r = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+        mujoco.mj_jac(
+            model, data, want_p, want_r, point[i].cpu().double().numpy(), term.frame.body_id
+        )
+        want = np.concatenate((want_p, want_r))[:, dofs]
+        np.testing.assert_allclose(jac[i].numpy(), want, atol=2e-5)
+
+
 def test_relative_ik_steps_from_where_the_tool_is_and_holds_it_at_zero(menagerie_root):
     # Isaac Lab's relative mode: each action is a step from the tool's current pose, so
     # the tool rises while the action says up and stays where it is once it says 0
