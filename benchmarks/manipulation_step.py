@@ -4,7 +4,7 @@ and the IK action's share of the IK task's env step.
 Random actions in the training env (cpu engine unless ``--engine``), the two tasks
 interleaved round by round so that load on a shared machine falls on both alike; the
 IK share is the time spent in the IK term's ``process_actions`` and ``apply_actions``
-(the Jacobian from the engine, the damped least-squares solve, the clamp) over the
+(the Jacobian from the joint bodies' poses, the damped least-squares solve, the clamp) over the
 step's, measured inside the same steps.
 
     python benchmarks/manipulation_step.py --num_envs 1024 4096

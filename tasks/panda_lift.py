@@ -12,7 +12,7 @@ episodes whose last 0.5 s the cube spent within 2 cm of its goal.
 
 ``panda_lift`` drives the arm with joint position actions around the home pose,
 ``panda_lift_ik`` with differential IK on the tool centre point's pose, relative to where
-it is (2 cm and 0.05 rad per unit of action a step). Both close the gripper with a binary
+it is (20 cm and 0.3 rad per unit of action a step). Both close the gripper with a binary
 action (below 0 closes).
 
     robolearn train --task panda_lift
@@ -183,8 +183,12 @@ def ik_env_cfg() -> ManagerBasedRLEnvCfg:
         base=BASE,
         command_type="pose",
         relative=True,
-        scale=0.02,
-        rotation_scale=0.05,
+        # 20 cm and 0.3 rad per unit: random actions of the first iterations bring the
+        # tool as near the cube as random joint actions do (median closest approach in an
+        # episode 0.24 m against 0.22; at 2 cm and 0.05 rad it was 0.49 m, and 160
+        # iterations (18 minutes) of training never found the cube)
+        scale=0.2,
+        rotation_scale=0.3,
         clip=(-1.0, 1.0),
     )
     return cfg

@@ -192,6 +192,20 @@ def test_import_robolearn_stays_light():
     assert out.stdout.split() == ["True", "robolearn.app.policy_api"]
 
 
+def _shipped_and_fresh(task: str) -> tuple[dict, dict]:
+    """A task's shipped policy.json (less what names the run's files) and what export
+    writes for its play env today."""
+    from robolearn.adapters import make_env
+    from robolearn.app.export import describe
+
+    env = make_env(task, num_envs=1, engine="cpu", play=True)
+    fresh = json.loads(json.dumps(describe(env, ["policy"], task=task)))
+    shipped = json.loads((pretrained_path(task).parent / "policy.json").read_text())
+    for key in ("checkpoint", "files"):
+        shipped.pop(key)
+    return shipped, fresh
+
+
 def test_the_shipped_descriptions_are_what_export_writes_today(menagerie_root):
     """policy.json of each pretrained task equals describe() of the task's play env (the
     docstrings aside): the regenerated files are current, and their values (joint order,
@@ -219,14 +233,15 @@ def test_the_shipped_descriptions_are_what_export_writes_today(menagerie_root):
         fresh["action"]["held_actuators"].pop("joints")
         assert without_docs(shipped) == without_docs(fresh), task
     # the G1's, of schema 4, trained on Menagerie's file
-    env = make_env("g1_walk", num_envs=1, engine="cpu", play=True)
-    fresh = json.loads(json.dumps(describe(env, ["policy"], task="g1_walk")))
-    shipped = json.loads((pretrained_path("g1_walk").parent / "policy.json").read_text())
-    for key in ("checkpoint", "files"):
-        shipped.pop(key)
+    shipped, fresh = _shipped_and_fresh("g1_walk")
     assert without_docs(shipped) == without_docs(fresh)
     assert shipped["robot"]["model"] == "menagerie:unitree_g1/g1.xml"
     assert len(shipped["robot"]["drives"]) == 29 and shipped["robot"]["root_body"] == "pelvis"
+    # the Panda's (schema 4), whose gripper says its own controls
+    shipped, fresh = _shipped_and_fresh("panda_lift")
+    assert without_docs(shipped) == without_docs(fresh)
+    gripper = shipped["action"]["terms"][1]
+    assert (gripper["open_ctrl"], gripper["close_ctrl"]) == ([255.0], [0.0])
     # what the humanoid's policy.json says, spelled out
     desc = json.loads((SHIPPED / "policy.json").read_text())
     terms = {t["term"]: t for t in desc["observation"]["terms"]}
