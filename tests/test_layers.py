@@ -26,6 +26,7 @@ LAYERS = [
     ["envs"],  # environment configs: the robots and their scenes
     ["env"],
     ["mdp"],
+    ["motion"],  # motion clips: files, forward kinematics, keyframes
     ["managers"],
     ["scene"],
     ["terrain"],  # generated terrains: configs, height maps, the height field

@@ -11,6 +11,9 @@ layout. In short, from the first episode of every env after a common reset:
 * ``<command>/<metric>``: the mean over steps of what each command term reports in
   :meth:`~robolearn.managers.CommandTerm.step_metrics` (a velocity command's
   ``base_velocity/lin_vel_error``, m/s, and ``base_velocity/ang_vel_error``, rad/s);
+* ``<command>/<value>``, for what a command term reports per episode in its
+  ``last_episode`` (a tracking command's ``motion/tracked_fraction``): the mean over the
+  ended episodes;
 * ``metrics``: the mean over steps of each metric the task declares in
   ``ManagerBasedRLEnvCfg.metrics`` (:class:`~robolearn.env.MetricTermCfg`);
 * ``success_rate``, where the task declares its success
@@ -130,6 +133,7 @@ class _Tally:
         self.step_sums: dict[str, torch.Tensor] = {}
         self.samples = torch.zeros(n, device=dev)
         self.metric_sums = torch.zeros(len(metric_terms), device=dev)
+        self.episode_sums: dict[str, torch.Tensor] = {}
         self.reward_sums = torch.zeros(len(env.reward_manager.term_names), device=dev)
         # Columns: the termination terms, then nonfinite; a failure outranks a time-out.
         terminations = env.termination_manager
@@ -169,6 +173,7 @@ class _Tally:
             self.succeeded |= finished & streak & (self.held_s >= hold - 1e-6)
         self.samples += counted
         self._add_metrics(counted)
+        self._add_episode_values(finished)
         if self.success is not None:
             func, params, _ = self.success
             ok = func(env, **params)
@@ -193,6 +198,16 @@ class _Tally:
             value = _metric_value(name, term(env, **params), env.num_envs)
             self.metric_sums[i] += torch.where(counted, value, 0.0).sum()
 
+    def _add_episode_values(self, finished: torch.Tensor) -> None:
+        """The commands' values of the episodes that ended in this step (their resets have
+        just set them)."""
+        for name, term in self.env.command_manager.terms.items():
+            for key, value in term.last_episode.items():
+                total = self.episode_sums.setdefault(
+                    f"{name}/{key}", torch.zeros((), device=self.samples.device)
+                )
+                total += torch.where(finished, value.float(), 0.0).sum()
+
     def result(self) -> dict[str, Any]:
         """The evaluation (see the module docstring), NaN where nothing was measured."""
         env, n = self.env, self.env.num_envs
@@ -212,6 +227,10 @@ class _Tally:
         }
         everyone = torch.ones(n, dtype=torch.bool, device=env.device)
         result |= _step_means(everyone, self.step_sums, self.samples)
+        ended = n - int(self.active.sum())
+        result |= {
+            key: float(total) / ended if ended else None for key, total in self.episode_sums.items()
+        }
         count = float(self.samples.sum())
         result["reward_terms"] = {
             name: float(total) / n

@@ -76,9 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _subcommand_modules() -> list:
     """Modules with a ``register(subparsers)`` function, one per subcommand."""
-    from robolearn.cli import bench, export, inspect_model, list_tasks, play, train, view
+    from robolearn.cli import (
+        bench,
+        export,
+        inspect_model,
+        list_tasks,
+        motion,
+        play,
+        train,
+        view,
+    )
 
-    return [train, play, view, export, bench, list_tasks, inspect_model]
+    return [train, play, view, export, bench, list_tasks, inspect_model, motion]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

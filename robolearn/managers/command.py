@@ -46,6 +46,10 @@ class CommandTerm(abc.ABC):
         self.name = name
         self.time_left = torch.zeros(env.num_envs, device=env.device)
         self.metrics: dict[str, torch.Tensor] = {}
+        self.last_episode: dict[str, torch.Tensor] = {}
+        """(N,) values of each env's last ended episode, set as it resets (e.g. the share of
+        its clip a tracking command's episode followed); ``robolearn play --eval`` averages
+        them over the episodes as ``<term>/<name>``. None by default."""
 
     @property
     @abc.abstractmethod

@@ -31,6 +31,7 @@ from robolearn.mdp.events import (
     reset_joints_by_scale,
     reset_root_state_uniform,
 )
+from robolearn.mdp.motion_command import MotionCommand, MotionCommandCfg
 from robolearn.mdp.motor_events import (
     randomize_actuator_gains,
     randomize_effort_limits,
@@ -98,6 +99,8 @@ __all__ = [
     "JointEffortActionCfg",
     "JointPositionAction",
     "JointPositionActionCfg",
+    "MotionCommand",
+    "MotionCommandCfg",
     "RelativeJointPositionAction",
     "RelativeJointPositionActionCfg",
     "UniformVelocityCommand",

@@ -12,10 +12,18 @@ from cli_helpers import robolearn
 from robolearn.cli import build_parser
 
 
-def subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(sub.choices)
+def subcommands(
+    parser: argparse.ArgumentParser | None = None,
+) -> dict[str, argparse.ArgumentParser]:
+    """Every subcommand's parser by name, nested ones as ``motion convert``."""
+    parser = parser or build_parser()
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found[name] = sub
+                found |= {f"{name} {k}": v for k, v in subcommands(sub).items()}
+    return found
 
 
 def flags(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -25,7 +33,9 @@ def flags(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 
 def test_the_subcommands_are_all_checked():
-    assert set(subcommands()) == {"train", "play", "view", "export", "bench", "list", "inspect"}
+    top = {"train", "play", "view", "export", "bench", "list", "inspect", "motion"}
+    motion = {f"motion {a}" for a in ("convert", "play", "record", "info")}
+    assert set(subcommands()) == top | motion
 
 
 @pytest.mark.parametrize("command", sorted(subcommands()))

@@ -1,0 +1,80 @@
+"""humanoid_track: robolearn's humanoid imitates motion clips (the recipe of
+``tasks/tracking.py``).
+
+Clips: ``assets/motions/humanoid_walk.npz``, ten seconds of the shipped humanoid_walk
+policy, recorded at 50 Hz; ``humanoid_squat.npz``, a keyframed squat with an arm swing
+(``robolearn.tasks.motions``). ``humanoid_track`` tracks the walk, ``humanoid_track_squat``
+the squat. The anchor is the torso; the tracked bodies the pelvis, hips, shins, feet, torso,
+upper arms and forearms; all 21 joints driven around the ``stand`` pose.
+"""
+
+from __future__ import annotations
+
+from robolearn.envs.humanoid import humanoid_scene
+from robolearn.tasks.tracking import tracking_agent_cfg, tracking_env_cfg, tracking_play_cfg
+
+from robolearn.env import ManagerBasedRLEnvCfg
+from robolearn.registry import TaskSpec, register_task
+from robolearn.scene import SimCfg
+
+WALK = "motions/humanoid_walk.npz"
+SQUAT = "motions/humanoid_squat.npz"
+ANCHOR = "torso"
+BODIES = [
+    "pelvis",
+    *(f"{s}_{b}" for s in ("left", "right") for b in ("hip_roll_link", "shin", "foot")),
+    "torso",
+    *(f"{s}_{b}" for s in ("left", "right") for b in ("upper_arm", "forearm")),
+]
+END_EFFECTORS = [f"{s}_{b}" for s in ("left", "right") for b in ("foot", "forearm")]
+CONTACT_FREE = "(?!.*_foot$).+"
+"""Every body but the feet: their contacts are penalised."""
+
+
+def env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
+    scene = humanoid_scene()
+    scene.num_envs = 1024
+    return tracking_env_cfg(
+        scene,
+        # humanoid_walk's physics: 100 Hz, room for the constraint rows of a fallen robot
+        SimCfg(physics_dt=0.01, njmax=128),
+        decimation=2,
+        motion_files=[motion],
+        anchor_body=ANCHOR,
+        body_names=BODIES,
+        end_effectors=END_EFFECTORS,
+        contact_free=CONTACT_FREE,
+        action_scale=0.5,
+    )
+
+
+def squat_env_cfg() -> ManagerBasedRLEnvCfg:
+    return env_cfg(SQUAT)
+
+
+def play_env_cfg() -> ManagerBasedRLEnvCfg:
+    return tracking_play_cfg(env_cfg())
+
+
+def squat_play_env_cfg() -> ManagerBasedRLEnvCfg:
+    return tracking_play_cfg(squat_env_cfg())
+
+
+register_task(
+    TaskSpec(
+        name="humanoid_track",
+        description="Humanoid imitates a motion clip (BeyondMimic's recipe): a recorded walk",
+        env_cfg=env_cfg,
+        agent_cfg=tracking_agent_cfg,
+        play_env_cfg=play_env_cfg,
+    )
+)
+register_task(
+    TaskSpec(
+        name="humanoid_track_squat",
+        description="Humanoid imitates a keyframed squat with an arm swing",
+        env_cfg=squat_env_cfg,
+        agent_cfg=tracking_agent_cfg,
+        play_env_cfg=squat_play_env_cfg,
+    )
+)

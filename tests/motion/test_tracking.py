@@ -1,0 +1,239 @@
+"""The tracking command and its terms on the real engine: the reference it follows, the
+state it starts episodes in, how episodes end, adaptive sampling, the tasks and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from robolearn.assets import ASSETS_DIR
+
+from robolearn.env import ManagerBasedRLEnv
+from robolearn.errors import RobolearnError
+from robolearn.managers import EnvRows
+from robolearn.motion import MotionClip, load_clip, save_clip
+from robolearn.registry import get_task, load_tasks
+from tests.cli_helpers import robolearn, robolearn_in_process
+
+load_tasks()
+
+
+def _env(task: str = "humanoid_track", num_envs: int = 4, play: bool = True, **command):
+    spec = get_task(task)
+    cfg = spec.play_env_cfg() if play else spec.env_cfg()
+    cfg.scene.num_envs = num_envs
+    for key, value in command.items():
+        setattr(cfg.commands["motion"], key, value)
+    return ManagerBasedRLEnv(cfg)
+
+
+def test_an_episode_starts_in_the_clips_state_and_follows_it_frame_by_frame():
+    env = _env(sampling="uniform")
+    env.reset()
+    cmd = env.command_manager.terms["motion"]
+    # the robot is in the start frame's state; the command is the next frame
+    assert (cmd.frame == cmd.start_frame + 1).all()
+    start = cmd.start_frame
+    torch.testing.assert_close(env.scene.joint_pos, cmd.table["joint_pos"][start])
+    # put the robot in the frame to reach: the tracking errors vanish
+    mask = torch.ones(env.num_envs, dtype=torch.bool)
+    cmd._write_state(EnvRows(env, mask), cmd.frame)
+    env.scene.forward(mask)
+    errors = cmd.errors()
+    for key in ("body_pos_error", "anchor_pos_error", "joint_pos_error"):
+        assert float(errors[key].max()) < 1e-5, (key, errors[key])
+    assert float(errors["anchor_ori_error"].max()) < 1e-3
+    # the robot's body velocities there agree with the clip's (differences of its poses)
+    lin, _ = cmd.robot_body_vel_w()
+    assert float((lin - cmd.ref_body_lin_vel_w).norm(dim=-1).max()) < 0.05
+    first = cmd.frame.clone()
+    for k in range(1, 4):
+        env.step(torch.zeros(env.num_envs, env.num_actions))
+        alive = env.episode_length_buf == k
+        assert (cmd.frame[alive] == first[alive] + k).all()
+
+
+def test_an_episode_ends_with_its_clip_as_a_time_out_having_tracked_all_of_it():
+    env = _env(num_envs=2, sampling="uniform")
+    env.reset()
+    cmd = env.command_manager.terms["motion"]
+    # start both envs three frames before their clip ends
+    last = cmd.clip_ends[0]
+    cmd.start_frame[:] = last - 3
+    cmd.frame[:] = last - 2
+    cmd._update_command()
+    ended_at = None
+    for k in range(1, 6):
+        _, _, terminated, time_outs, _ = env.step(torch.zeros(2, env.num_actions))
+        if bool(time_outs.all()):
+            ended_at = k
+            break
+        assert not bool(terminated.any())
+    assert ended_at == 3
+    done = env.termination_manager.last_episode_dones
+    assert bool(done[:, env.termination_manager.term_names.index("clip_ended")].all())
+    torch.testing.assert_close(cmd.last_episode["tracked_fraction"], torch.ones(2))
+
+
+def test_adaptive_sampling_starts_episodes_where_they_fail():
+    env = _env(num_envs=512, play=False)
+    cmd = env.command_manager.terms["motion"]
+    assert cmd.cfg.sampling == "adaptive" and cmd.num_bins == 10  # a 10 s clip, 1 s bins
+    uniform = cmd.sampling_probabilities()
+    torch.testing.assert_close(uniform, torch.full((10,), 0.1))
+    cmd.bin_failure[6] = 1.0  # episodes fail in the seventh second
+    p = cmd.sampling_probabilities()
+    assert float(p[6]) > 0.85
+    starts = cmd._draw_starts(4000, env.device)
+    in_bin = (starts >= 300) & (starts < 350)
+    assert float(in_bin.float().mean()) > 0.8
+
+
+def test_failures_raise_their_bins_rate():
+    env = _env(num_envs=64, play=False, adaptive_alpha=0.5)
+    env.reset()
+    cmd = env.command_manager.terms["motion"]
+    before = cmd.bin_failure.clone()
+    for _ in range(40):
+        # all-out actions: the humanoid falls and its episodes fail
+        env.step(torch.ones(env.num_envs, env.num_actions))
+    assert float(cmd.bin_failure.sum()) > float(before.sum())
+
+
+def test_the_terms_and_tasks_observe_and_reward_the_reference():
+    env = _env(num_envs=8)
+    obs, _ = env.reset()
+    cmd = env.command_manager.terms["motion"]
+    j = len(env.scene.joint_names)
+    assert obs["policy"].shape[1] == 2 * j + 6 + 3 + 3 + j + j + env.num_actions
+    assert obs["critic"].shape[1] > obs["policy"].shape[1]
+    _, reward, *_ = env.step(torch.zeros(env.num_envs, env.num_actions))
+    assert bool(torch.isfinite(reward).all())
+    # an untrained robot one step in is near its reference: each kernel near 1
+    rm = env.reward_manager
+    for name in ("anchor_pos", "body_pos", "body_ori"):
+        value = rm.step_reward[:, rm.term_names.index(name)] / (env.step_dt * rm.cfg[name].weight)
+        assert float(value.min()) > 0.8, name
+    assert set(cmd.step_metrics()) == {
+        "body_pos_error",
+        "anchor_pos_error",
+        "anchor_ori_error",
+        "joint_pos_error",
+    }
+
+
+def test_a_reference_body_the_model_lacks_is_refused():
+    with pytest.raises(RobolearnError, match="has no body 'left_hand'"):
+        _env(body_names=["pelvis", "left_hand"])
+
+
+def test_a_clip_of_another_robot_names_the_joints_that_differ(tmp_path):
+    clip = load_clip(ASSETS_DIR / "motions" / "g1_walk.npz")
+    save_clip(clip, tmp_path / "g1.npz")
+    with pytest.raises(RobolearnError, match=r"has 29 joints and the robot 21: it lacks"):
+        _env(motion_files=[str(tmp_path / "g1.npz")])
+
+
+def test_a_clip_shorter_than_one_control_step_is_refused(tmp_path):
+    clip = load_clip(ASSETS_DIR / "motions" / "humanoid_walk.npz")
+    short = MotionClip(
+        200.0, clip.joint_names, clip.root_pos[:3], clip.root_quat[:3], clip.joint_pos[:3]
+    )
+    save_clip(short, tmp_path / "short.npz")
+    with pytest.raises(RobolearnError, match="shorter than one control step"):
+        _env(motion_files=[str(tmp_path / "short.npz")])
+
+
+def test_a_sampling_that_does_not_exist_is_refused():
+    with pytest.raises(RobolearnError, match="sampling 'random' is not one of adaptive"):
+        _env(sampling="random")
+
+
+def test_several_clips_are_tracked_side_by_side():
+    env = _env(
+        num_envs=64,
+        sampling="start",
+        motion_files=["motions/humanoid_walk.npz", "motions/humanoid_squat.npz"],
+    )
+    env.reset()
+    cmd = env.command_manager.terms["motion"]
+    clips = cmd.clip_of_frame[cmd.frame]
+    assert set(clips.tolist()) == {0, 1}
+    assert (cmd.start_frame == cmd.clip_starts[clips]).all()
+
+
+# ---- the command line -------------------------------------------------------------------
+
+
+def _csv_of(clip: MotionClip, path) -> None:
+    quat = clip.root_quat[:, [1, 2, 3, 0]]
+    rows = np.concatenate((clip.root_pos, quat, clip.joint_pos), axis=1)
+    path.write_text("\n".join(",".join(f"{v:.10f}" for v in row) for row in rows) + "\n")
+
+
+def test_motion_convert_then_info_and_play(tmp_path):
+    clip = load_clip(ASSETS_DIR / "motions" / "humanoid_squat.npz")
+    _csv_of(clip, tmp_path / "squat.csv")
+    out = robolearn(
+        "motion", "convert", tmp_path / "squat.csv", tmp_path / "squat.npz",
+        "--task", "humanoid_track", "--fps", "50",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    back = load_clip(tmp_path / "squat.npz")
+    np.testing.assert_allclose(back.joint_pos, clip.joint_pos, atol=1e-8)
+    assert back.joint_names == clip.joint_names
+    out = robolearn("motion", "info", tmp_path / "squat.npz", "--task", "humanoid_track")
+    assert out.returncode == 0 and "plausible" in out.stdout, out.stdout + out.stderr
+    video = tmp_path / "squat.mp4"
+    out = robolearn(
+        "motion", "play", tmp_path / "squat.npz", "--task", "humanoid_track",
+        "--video", video, "--width", "160", "--height", "120",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    import imageio.v3 as iio
+
+    frames = iio.imread(video)
+    assert frames.shape[0] == clip.num_frames and frames.shape[1:3] == (120, 160)
+    assert frames[0].std() > 1.0  # a picture, not a blank
+
+
+def test_motion_convert_refuses_a_wrong_csv_in_one_line(capsys, tmp_path):
+    (tmp_path / "bad.csv").write_text("0,0,0.7,0,0,0,1\n")
+    out = robolearn_in_process(
+        capsys, "motion", "convert", tmp_path / "bad.csv", tmp_path / "bad.npz",
+        "--task", "humanoid_track",
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "7 columns; this robot's clips have 28" in out.stderr
+    assert not (tmp_path / "bad.npz").exists()
+
+
+def test_motion_record_and_eval_report_the_tracking_metrics(tmp_path):
+    # a clip recorded from the shipped walking policy
+    out = robolearn(
+        "motion", "record", tmp_path / "walk.npz", "--task", "humanoid_walk",
+        "--checkpoint", "pretrained", "--seconds", "2",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    clip = load_clip(tmp_path / "walk.npz")
+    assert clip.num_frames == 101 and clip.fps == 50.0
+    # an untrained tracking policy on it, evaluated
+    logs = tmp_path / "logs"
+    clips = f"env.commands.motion.motion_files=[{tmp_path / 'walk.npz'}]"
+    out = robolearn(
+        "train", "--task", "humanoid_track", "--num_envs", "32", "--max_iterations", "1",
+        "--log_root", logs, clips,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    out = robolearn(
+        "play", "--task", "humanoid_track", "--log_root", logs, "--eval", "--json",
+        "--num_envs", "8",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("body_pos_error", "anchor_pos_error", "anchor_ori_error", "joint_pos_error"):
+        assert result[f"motion/{key}"] >= 0.0
+    assert 0.0 < result["motion/tracked_fraction"] <= 1.0
+    assert 0.0 <= result["fall_rate"] <= 1.0
