@@ -7,6 +7,7 @@ robolearn sets ``MUJOCO_GL=egl`` when no display is present (see robolearn/__ini
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -18,8 +19,15 @@ from robolearn.files import atomic_path
 from robolearn.render.overlays import add_marker
 
 
+VISUAL_FIELDS = ("geom_size", "geom_rgba", "geom_rbound", "geom_pos", "geom_quat")
+"""Model fields that change what a frame shows: where the engine holds them per env (an
+object's per-env shape, size and colour), each env is drawn with its own."""
+
+
 class EnvRenderer:
-    """Renders env ``env_id`` of an engine, with a camera that follows the robot's root."""
+    """Renders env ``env_id`` of an engine, with a camera that follows the robot's root, and
+    with that env's own values of the model fields the engine varies per env (a copy of the
+    model is drawn then, so the engine's is never touched)."""
 
     def __init__(
         self,
@@ -29,7 +37,10 @@ class EnvRenderer:
         track_body: int | None = None,
         distance: float = 3.0,
     ) -> None:
-        model = engine.model
+        per_env = set(getattr(engine, "per_env_fields", ()))
+        self._visual = [f for f in VISUAL_FIELDS if f in per_env]
+        # MuJoCo's renderer draws the model it was made with: a copy takes each env's fields
+        model = copy.deepcopy(engine.model) if self._visual else engine.model
         vis = model.vis.global_
         width, height = min(width, vis.offwidth), min(height, vis.offheight)
         try:
@@ -58,6 +69,8 @@ class EnvRenderer:
     def sync(self, env_id: int) -> mujoco.MjData:
         """The host MjData holding env ``env_id``'s current pose (kinematics computed)."""
         e = self.engine
+        for field in self._visual:
+            getattr(self.model, field)[:] = e.model_field(field)[env_id].detach().cpu().numpy()
         self.data.qpos[:] = e.qpos[env_id].detach().cpu().double().numpy()
         self.data.qvel[:] = e.qvel[env_id].detach().cpu().double().numpy()
         mujoco.mj_forward(self.model, self.data)

@@ -113,3 +113,26 @@ def test_an_object_shape_no_engine_varies_is_refused(table):
                 terminations={"time_out": TerminationTermCfg(func=mdp.time_out, time_out=True)},
             )
         )
+
+
+def test_videos_draw_each_env_with_its_own_shape(table):
+    from robolearn.render.video import EnvRenderer
+
+    env = _env(table, "cpu", num_envs=12)
+    shape = object_shape(env).tolist()
+    a, b = shape.index(shape[0]), next(i for i, k in enumerate(shape) if k != shape[0])
+    e = env.scene.engine
+    default_size = env.scene.model.geom_size.copy()
+    renderer = EnvRenderer(e, 160, 120)
+    try:
+        renderer.frame(a)
+        # the renderer's model holds env a's sizes: its shape full-sized, the others specks
+        sizes = e.model_field("geom_size")[a].numpy()
+        assert (renderer.model.geom_size == sizes).all()
+        frame_a, frame_b = renderer.frame(a), renderer.frame(b)
+        assert (renderer.model.geom_size == e.model_field("geom_size")[b].numpy()).all()
+    finally:
+        renderer.close()
+    assert (env.scene.model.geom_size == default_size).all()  # the engine's model untouched
+    # the same pose, another shape: the pictures differ
+    assert float(abs(frame_a.astype(float) - frame_b.astype(float)).mean()) > 0.01
