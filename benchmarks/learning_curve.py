@@ -34,13 +34,20 @@ COLUMNS = (
     "lin_vel_error",
     "ang_vel_error",
     "success_rate",
+    "body_pos_error",
+    "joint_pos_error",
+    "tracked_fraction",
 )
 
 EVAL_KEYS = {
     "lin_vel_error": "base_velocity/lin_vel_error",
     "ang_vel_error": "base_velocity/ang_vel_error",
+    "body_pos_error": "motion/body_pos_error",
+    "joint_pos_error": "motion/joint_pos_error",
+    "tracked_fraction": "motion/tracked_fraction",
 }
-"""Columns read from ``play --eval --json`` under another name: the velocity command's."""
+"""Columns read from ``play --eval --json`` under another name: the velocity command's and
+the motion-tracking command's."""
 
 
 def robolearn(*args) -> str:
@@ -143,6 +150,9 @@ def write_outputs(args, rows: list[dict]) -> None:
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, args.task, out_dir / f"{args.task}.png")
+    if rows and rows[-1].get("body_pos_error") is not None:
+        print_tracking(rows)
+        return
     print(
         "| iteration | env steps | wall clock | train reward | eval return | fall rate "
         "| lin vel err (m/s) | yaw rate err (rad/s) | success |"
@@ -172,14 +182,42 @@ def write_outputs(args, rows: list[dict]) -> None:
 
 TARGETS = {"fall_rate": 0.05, "lin_vel_error": 0.25, "ang_vel_error": 0.3}
 """The walking thresholds of the velocity tasks: each metric below its value."""
+TRACKING_TARGETS = {"fall_rate": 0.05, "body_pos_error": 0.05}
+"""The motion-tracking tasks' thresholds: under 5% falls, body positions within 5 cm."""
 
 
-def first_meeting_targets(rows: list[dict]) -> dict | None:
-    """The first row whose evaluation meets every threshold of :data:`TARGETS`."""
+def first_meeting_targets(rows: list[dict], targets: dict | None = None) -> dict | None:
+    """The first row whose evaluation meets every threshold of ``targets`` (default:
+    :data:`TARGETS`)."""
     for r in rows:
-        if all(r.get(k) is not None and r[k] < v for k, v in TARGETS.items()):
+        if all(r.get(k) is not None and r[k] < v for k, v in (targets or TARGETS).items()):
             return r
     return None
+
+
+def print_tracking(rows: list[dict]) -> None:
+    """The markdown table of a motion-tracking task, and when it met its thresholds."""
+    print(
+        "| iteration | env steps | wall clock | train reward | eval return | fall rate "
+        "| body pos err (m) | joint pos err (rad) | clip tracked |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['iteration']} | {r['env_steps']:,} | {r['wall_time_s'] / 60:.1f} min | "
+            f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
+            f"{r['body_pos_error']:.3f} | {r['joint_pos_error']:.3f} | "
+            f"{r['tracked_fraction']:.3f} |"
+        )
+    met = first_meeting_targets(rows, TRACKING_TARGETS)
+    if met is None:
+        print("\ntracking thresholds (falls < 5%, body positions within 5 cm) not met")
+    else:
+        print(
+            f"\ntracking thresholds (falls < 5%, body positions within 5 cm) first met at "
+            f"iteration {met['iteration']}: {met['env_steps']:,} env steps, "
+            f"{met['wall_time_s'] / 60:.1f} min"
+        )
 
 
 def print_columns(rows: list[dict], keys: list[str], what: str) -> None:
@@ -209,7 +247,12 @@ def plot(rows: list[dict], task: str, path: Path) -> None:
     axes[1].plot(minutes, [r["fall_rate"] for r in rows], "o-", color="C3")
     axes[1].set_ylabel("fall rate")
     axes[1].set_ylim(-0.02, 1.02)
-    if rows and rows[-1]["lin_vel_error"] is not None:
+    if rows and rows[-1].get("body_pos_error") is not None:
+        axes[2].plot(minutes, [r["body_pos_error"] for r in rows], "o-", label="body pos (m)")
+        axes[2].plot(minutes, [r["tracked_fraction"] for r in rows], "o-", label="clip tracked")
+        axes[2].set_ylabel("tracking")
+        axes[2].legend()
+    elif rows and rows[-1]["lin_vel_error"] is not None:
         axes[2].plot(minutes, [r["lin_vel_error"] for r in rows], "o-", label="linear (m/s)")
         axes[2].plot(minutes, [r["ang_vel_error"] for r in rows], "o-", label="yaw rate (rad/s)")
         axes[2].set_ylabel("tracking error")

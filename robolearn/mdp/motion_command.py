@@ -103,6 +103,9 @@ class MotionCommand(CommandTerm):
             for k in ("body_pos_error", "anchor_pos_error", "anchor_ori_error", "joint_pos_error")
         }
         self._steps = torch.zeros(n, device=dev)
+        self._version = 0
+        self._cache: dict[str, object] = {}
+        self._cache_stamp: tuple = ()
         # the share of the clip time left at its start that each ended episode followed
         self.last_episode = {"tracked_fraction": torch.zeros(n, device=dev)}
         self._update_command()
@@ -212,7 +215,22 @@ class MotionCommand(CommandTerm):
     def command(self) -> torch.Tensor:
         return torch.cat((self.ref_joint_pos, self.ref_joint_vel), dim=-1)
 
+    def _cached(self, key: str, make):
+        """``make()`` once per state: several rewards, terminations and metrics read the
+        same relative reference and robot poses each step. The stamp changes with every env
+        step, every torch write to the state (a reset, a push) and every new frame."""
+        e = self.env.scene.engine
+        stamp = (self.env.common_step_counter, e.qpos._version, e.qvel._version, self._version)
+        if stamp != self._cache_stamp:
+            self._cache.clear()
+            self._cache_stamp = stamp
+        value = self._cache.get(key)
+        if value is None:
+            value = self._cache[key] = make()
+        return value
+
     def _update_command(self) -> None:
+        self._version += 1
         t, f = self.table, self.frame
         origin = self.env.scene.env_origins.unsqueeze(1)
         self.ref_joint_pos = t["joint_pos"][f]
@@ -232,20 +250,31 @@ class MotionCommand(CommandTerm):
 
     @property
     def robot_body_pos_w(self) -> torch.Tensor:
-        return self.env.scene.engine.xpos.index_select(1, self.body_ids).float()
+        """(N, B, 3) world positions of the robot's tracked bodies."""
+        e = self.env.scene.engine
+        return self._cached("pos", lambda: e.xpos.index_select(1, self.body_ids).float())
 
     @property
     def robot_body_quat_w(self) -> torch.Tensor:
-        return self.env.scene.engine.xquat.index_select(1, self.body_ids).float()
+        """(N, B, 4) world orientations of the robot's tracked bodies."""
+        e = self.env.scene.engine
+        return self._cached("quat", lambda: e.xquat.index_select(1, self.body_ids).float())
 
     def robot_body_vel_w(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(N, B, 3) linear and angular world velocities of the robot's tracked bodies."""
-        lin, ang = self.env.scene.engine.body_velocity(self.body_ids)
-        return lin.float(), ang.float()
+
+        def make() -> tuple[torch.Tensor, torch.Tensor]:
+            lin, ang = self.env.scene.engine.body_velocity(self.body_ids)
+            return lin.float(), ang.float()
+
+        return self._cached("vel", make)
 
     def ref_body_pose_relative(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(N, B, 3), (N, B, 4): the reference bodies with the reference anchor moved over
         the robot's anchor (its x and y, the reference's height) and turned to its heading."""
+        return self._cached("relative", self._relative)
+
+    def _relative(self) -> tuple[torch.Tensor, torch.Tensor]:
         robot_anchor_pos = self.robot_body_pos_w[:, 0]
         robot_anchor_quat = self.robot_body_quat_w[:, 0]
         ref_pos, ref_quat = self.ref_body_pos_w, self.ref_body_quat_w
@@ -267,6 +296,9 @@ class MotionCommand(CommandTerm):
         """(N,) the tracking errors now: mean body position error (m, of the relative
         reference), anchor position (m) and orientation (rad) errors in the world, mean
         absolute joint position error (rad)."""
+        return self._cached("errors", self._errors)
+
+    def _errors(self) -> dict[str, torch.Tensor]:
         rel_pos, _ = self.ref_body_pose_relative()
         body = (self.robot_body_pos_w - rel_pos).norm(dim=-1).mean(dim=-1)
         anchor = (self.robot_body_pos_w[:, 0] - self.ref_anchor_pos_w).norm(dim=-1)
