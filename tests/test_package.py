@@ -97,7 +97,8 @@ def test_building_prints_no_warnings_and_ships_every_data_file(built):
     shipped = {
         f"robolearn/assets/{p.relative_to(ROOT / 'assets')}"
         for p in (ROOT / "assets").rglob("*")
-        if p.is_file() and (p.suffix in (".xml", ".png", ".obj", ".stl") or "pretrained" in p.parts)
+        if p.is_file()
+        and (p.suffix in (".xml", ".png", ".obj", ".stl", ".npz") or "pretrained" in p.parts)
     }
     static = ROOT / "robolearn/viewer/static"
     shipped |= {
