@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from robolearn.envs.unitree_g1 import g1_scene
 from robolearn.tasks.g1_walk import NUM_ENVS
-from robolearn.tasks.tracking import tracking_agent_cfg, tracking_env_cfg, tracking_play_cfg
+from robolearn.tasks.tracking import register_tracking_tasks, tracking_env_cfg
 from robolearn.tasks.velocity import CAPPED_SOLVER
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.scene import SimCfg
 
 WALK = "motions/g1_walk.npz"
@@ -65,33 +64,4 @@ def env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
     )
 
 
-def squat_env_cfg() -> ManagerBasedRLEnvCfg:
-    return env_cfg(SQUAT)
-
-
-def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return tracking_play_cfg(env_cfg())
-
-
-def squat_play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return tracking_play_cfg(squat_env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="g1_track",
-        description="Unitree G1 imitates a motion clip (BeyondMimic's recipe): a recorded walk",
-        env_cfg=env_cfg,
-        agent_cfg=tracking_agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)
-register_task(
-    TaskSpec(
-        name="g1_track_squat",
-        description="Unitree G1 imitates a keyframed squat with an arm swing",
-        env_cfg=squat_env_cfg,
-        agent_cfg=tracking_agent_cfg,
-        play_env_cfg=squat_play_env_cfg,
-    )
-)
+register_tracking_tasks("g1_track", "Unitree G1", env_cfg, WALK, SQUAT)

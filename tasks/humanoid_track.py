@@ -11,10 +11,9 @@ upper arms and forearms; all 21 joints driven around the ``stand`` pose.
 from __future__ import annotations
 
 from robolearn.envs.humanoid import humanoid_scene
-from robolearn.tasks.tracking import tracking_agent_cfg, tracking_env_cfg, tracking_play_cfg
+from robolearn.tasks.tracking import register_tracking_tasks, tracking_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.scene import SimCfg
 
 WALK = "motions/humanoid_walk.npz"
@@ -48,33 +47,4 @@ def env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
     )
 
 
-def squat_env_cfg() -> ManagerBasedRLEnvCfg:
-    return env_cfg(SQUAT)
-
-
-def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return tracking_play_cfg(env_cfg())
-
-
-def squat_play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return tracking_play_cfg(squat_env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="humanoid_track",
-        description="Humanoid imitates a motion clip (BeyondMimic's recipe): a recorded walk",
-        env_cfg=env_cfg,
-        agent_cfg=tracking_agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)
-register_task(
-    TaskSpec(
-        name="humanoid_track_squat",
-        description="Humanoid imitates a keyframed squat with an arm swing",
-        env_cfg=squat_env_cfg,
-        agent_cfg=tracking_agent_cfg,
-        play_env_cfg=squat_play_env_cfg,
-    )
-)
+register_tracking_tasks("humanoid_track", "Humanoid", env_cfg, WALK, SQUAT)

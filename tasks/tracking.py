@@ -18,6 +18,8 @@ rad, ``motion/joint_pos_error`` rad) beside ``fall_rate`` and, per episode,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import (
@@ -30,6 +32,7 @@ from robolearn.managers import (
 )
 from robolearn.mdp import tracking
 from robolearn.mdp.motion_command import MotionCommandCfg
+from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg, SimCfg
 
@@ -42,6 +45,16 @@ STD = {"anchor_pos": 0.3, "anchor_ori": 0.4, "body_pos": 0.3, "body_ori": 0.4}
 STD |= {"body_lin_vel": 1.0, "body_ang_vel": 3.14}
 # and its failure thresholds: m, the gravity components' difference, m
 ANCHOR_HEIGHT, ANCHOR_TILT, END_EFFECTOR_HEIGHT = 0.25, 0.8, 0.25
+VELOCITY_NOISE = {
+    "x": (-0.5, 0.5),
+    "y": (-0.5, 0.5),
+    "z": (-0.2, 0.2),
+    "roll": (-0.52, 0.52),
+    "pitch": (-0.52, 0.52),
+    "yaw": (-0.78, 0.78),
+}
+"""BeyondMimic's root velocity ranges (m/s, rad/s), of the pushes and of the start state's
+noise alike."""
 
 
 def tracking_env_cfg(
@@ -170,16 +183,7 @@ def _events() -> dict:
             func=mdp.push_by_setting_velocity,
             mode="interval",
             interval_range_s=(1.0, 3.0),
-            params={
-                "velocity_range": {
-                    "x": (-0.5, 0.5),
-                    "y": (-0.5, 0.5),
-                    "z": (-0.2, 0.2),
-                    "roll": (-0.52, 0.52),
-                    "pitch": (-0.52, 0.52),
-                    "yaw": (-0.78, 0.78),
-                }
-            },
+            params={"velocity_range": dict(VELOCITY_NOISE)},
         ),
     }
     return events
@@ -200,14 +204,7 @@ def _command(motion_files: list[str], anchor_body: str, body_names: list[str]) -
             "pitch": (-0.1, 0.1),
             "yaw": (-0.2, 0.2),
         },
-        velocity_range={
-            "x": (-0.5, 0.5),
-            "y": (-0.5, 0.5),
-            "z": (-0.2, 0.2),
-            "roll": (-0.52, 0.52),
-            "pitch": (-0.52, 0.52),
-            "yaw": (-0.78, 0.78),
-        },
+        velocity_range=dict(VELOCITY_NOISE),
         joint_position_range=(-0.1, 0.1),
     )
 
@@ -246,3 +243,36 @@ def tracking_agent_cfg(max_iterations: int = 2000) -> AgentCfg:
             init_noise_std=0.5,
         ),
     )
+
+
+def register_tracking_tasks(
+    name: str,
+    robot: str,
+    make: Callable[[str], ManagerBasedRLEnvCfg],
+    walk: str,
+    squat: str,
+) -> None:
+    """Register ``name`` (tracking the ``walk`` clip) and ``name``_squat (the ``squat``
+    clip), each with its play variant, for the robot whose config ``make(clip)`` builds."""
+    for task, clip, what in (
+        (name, walk, "a recorded walk"),
+        (f"{name}_squat", squat, "a keyframed squat with an arm swing"),
+    ):
+
+        def env_cfg(clip: str = clip) -> ManagerBasedRLEnvCfg:
+            return make(clip)
+
+        def play_env_cfg(clip: str = clip) -> ManagerBasedRLEnvCfg:
+            return tracking_play_cfg(make(clip))
+
+        env_cfg.__module__ = play_env_cfg.__module__ = make.__module__
+
+        register_task(
+            TaskSpec(
+                name=task,
+                description=f"{robot} imitates a motion clip (BeyondMimic's recipe): {what}",
+                env_cfg=env_cfg,
+                agent_cfg=tracking_agent_cfg,
+                play_env_cfg=play_env_cfg,
+            )
+        )

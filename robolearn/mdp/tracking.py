@@ -146,26 +146,29 @@ def motion_body_orientation_error_exp(
     return _kernel(angle.square().mean(-1), std)
 
 
+def _velocity_error(
+    env: TaskEnv, body_names: Sequence[str] | None, command_name: str, angular: bool
+) -> torch.Tensor:
+    """(N,) the tracked bodies' mean squared world velocity error, linear or angular."""
+    cmd = _command(env, command_name)
+    cols = _bodies(cmd, body_names)
+    robot = cmd.robot_body_vel_w()[1 if angular else 0]
+    ref = cmd.ref_body_ang_vel_w if angular else cmd.ref_body_lin_vel_w
+    return (robot[:, cols] - ref[:, cols]).square().sum(-1).mean(-1)
+
+
 def motion_body_lin_vel_error_exp(
     env: TaskEnv, std: float, body_names: Sequence[str] | None = None, command_name: str = "motion"
 ) -> torch.Tensor:
     """The bodies' world linear velocities against the reference's, mean squared error."""
-    cmd = _command(env, command_name)
-    cols = _bodies(cmd, body_names)
-    lin, _ = cmd.robot_body_vel_w()
-    err = (lin[:, cols] - cmd.ref_body_lin_vel_w[:, cols]).square().sum(-1).mean(-1)
-    return _kernel(err, std)
+    return _kernel(_velocity_error(env, body_names, command_name, angular=False), std)
 
 
 def motion_body_ang_vel_error_exp(
     env: TaskEnv, std: float, body_names: Sequence[str] | None = None, command_name: str = "motion"
 ) -> torch.Tensor:
     """The bodies' world angular velocities against the reference's, mean squared error."""
-    cmd = _command(env, command_name)
-    cols = _bodies(cmd, body_names)
-    _, ang = cmd.robot_body_vel_w()
-    err = (ang[:, cols] - cmd.ref_body_ang_vel_w[:, cols]).square().sum(-1).mean(-1)
-    return _kernel(err, std)
+    return _kernel(_velocity_error(env, body_names, command_name, angular=True), std)
 
 
 # ---- terminations ---------------------------------------------------------------------

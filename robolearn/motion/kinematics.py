@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import mujoco
 import numpy as np
+import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
+from robolearn.math import axis_angle_from_quat, quat_conjugate, quat_mul
 from robolearn.motion.clip import MotionClip
 
 
@@ -160,33 +162,24 @@ def plausibility_problems(
 def floor_penetration(robot: RobotModel, clip: MotionClip) -> np.ndarray:
     """(T,) how deep (m, 0 when clear) the robot's geoms reach into the world's geoms (the
     floor) in each frame, from MuJoCo's collision detection."""
-    m = robot.model
-    data = mujoco.MjData(m)
-    qpos = robot.qpos(clip)
-    world = m.geom_bodyid == 0
-    out = np.zeros(clip.num_frames)
-    for k in range(clip.num_frames):
-        data.qpos[:] = qpos[k]
-        mujoco.mj_fwdPosition(m, data)
-        c = data.contact[: data.ncon]
-        if data.ncon:
-            floor = world[c.geom1] ^ world[c.geom2]
-            if floor.any():
-                out[k] = max(0.0, -float(c.dist[floor].min()))
-    return out
+    return np.maximum(0.0, -_floor_distances(robot.model, robot.qpos(clip), 0.0))
 
 
 def lowest_point(robot: RobotModel, clip: MotionClip, reach: float = 1.0) -> np.ndarray:
     """(T,) the signed height of the robot's lowest collision point above the world's geoms
     (the floor) in each frame (negative: through it), from contacts detected with a margin
     of ``reach`` m on the world's geoms; ``reach`` where nothing comes that close."""
-    m = _with_floor_margin(robot.model, reach)
+    return _floor_distances(_with_floor_margin(robot.model, reach), robot.qpos(clip), reach)
+
+
+def _floor_distances(m: mujoco.MjModel, qpos: np.ndarray, far: float) -> np.ndarray:
+    """(T,) per pose, the least distance of a contact between a world geom and another
+    (MuJoCo's collision detection; negative: penetrating), ``far`` where there is none."""
     data = mujoco.MjData(m)
-    qpos = robot.qpos(clip)
     world = m.geom_bodyid == 0
-    out = np.full(clip.num_frames, reach)
-    for k in range(clip.num_frames):
-        data.qpos[:] = qpos[k]
+    out = np.full(len(qpos), far)
+    for k, q in enumerate(qpos):
+        data.qpos[:] = q
         mujoco.mj_fwdPosition(m, data)
         c = data.contact[: data.ncon]
         if data.ncon:
@@ -216,37 +209,10 @@ def _angular_velocity(quat: np.ndarray, dt: float) -> np.ndarray:
     t = quat.shape[0]
     if t < 2:
         return np.zeros((*quat.shape[:-1], 3))
-    after = np.concatenate((quat[1:], quat[-1:]), axis=0)
-    before = np.concatenate((quat[:1], quat[:-1]), axis=0)
-    steps = np.full(t, 2.0 * dt)
+    q = torch.from_numpy(quat)
+    after = torch.cat((q[1:], q[-1:]), dim=0)
+    before = torch.cat((q[:1], q[:-1]), dim=0)
+    steps = torch.full((t,), 2.0 * dt, dtype=q.dtype)
     steps[0] = steps[-1] = dt
-    rot = _quat_mul(after, _quat_conj(before))
-    return _axis_angle(rot) / steps.reshape((t,) + (1,) * (quat.ndim - 1))
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        (
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ),
-        axis=-1,
-    )
-
-
-def _quat_conj(q: np.ndarray) -> np.ndarray:
-    return q * np.array([1.0, -1.0, -1.0, -1.0])
-
-
-def _axis_angle(q: np.ndarray) -> np.ndarray:
-    """Rotation vectors (angle times axis) of unit quaternions, the short way round."""
-    q = np.where((q[..., :1] < 0), -q, q)
-    v = q[..., 1:]
-    s = np.linalg.norm(v, axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(s, q[..., :1])
-    scale = np.where(s > 1e-9, angle / np.maximum(s, 1e-12), 2.0)
-    return v * scale
+    rot = axis_angle_from_quat(quat_mul(after, quat_conjugate(before)))
+    return (rot / steps.reshape((t,) + (1,) * (quat.ndim - 1))).numpy()

@@ -18,7 +18,6 @@ from robolearn.errors import RobolearnError
 from robolearn.files import atomic_path
 from robolearn.render.overlays import add_marker
 
-
 VISUAL_FIELDS = ("geom_size", "geom_rgba", "geom_rbound", "geom_pos", "geom_quat")
 """Model fields that change what a frame shows: where the engine holds them per env (an
 object's per-env shape, size and colour), each env is drawn with its own."""
