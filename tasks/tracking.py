@@ -3,8 +3,9 @@
 Each env follows a clip from a sampled start (:class:`~robolearn.mdp.MotionCommandCfg`:
 adaptive sampling toward the stretches where episodes fail), started in the clip's own state
 there, with noise. The policy sees the reference's next joint positions and velocities and
-the reference anchor's orientation relative to its own, besides its proprioception; the
-critic also sees where the reference anchor is and where the robot's tracked bodies are.
+the reference anchor's position and orientation relative to its own (the position with
+BeyondMimic's 25 cm of noise), besides its proprioception; the critic also sees where the
+robot's tracked bodies are.
 Rewards are BeyondMimic's exponential kernels on the anchor's and the bodies' poses and
 velocities, with penalties on action rate, joint limits and contacts of bodies that should
 not touch. An episode fails when the anchor's height or tilt or an end effector's height
@@ -37,8 +38,9 @@ from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg, SimCfg
 
 COMMAND = "motion"
-EPISODE_S = 10.0
-"""Episodes end with their clip or after this long (BeyondMimic's 10 s)."""
+EPISODE_S = 12.0
+"""Episodes end with their clip or after this long: BeyondMimic's 10 s, and 2 s more, so
+that the 10 s clips robolearn ships end their episodes by themselves."""
 
 # BeyondMimic's kernel widths: m, rad, m/s, rad/s
 STD = {"anchor_pos": 0.3, "anchor_ori": 0.4, "body_pos": 0.3, "body_ori": 0.4}
@@ -88,14 +90,17 @@ def tracking_env_cfg(
 
 
 def _observations(params: dict) -> dict:
-    """The policy's view (the reference's next joint state and anchor orientation, its
-    proprioception, noisy) and the critic's (also the anchor's offset and the bodies)."""
+    """The policy's view (the reference's next joint state and anchor pose, its
+    proprioception, noisy) and the critic's (the same without noise, and the bodies)."""
 
     def noise(a: float):
         return uniform_noise(-a, a)
 
     policy = {
         "command": ObservationTermCfg(func=mdp.generated_commands, params=params),
+        "motion_anchor_pos_b": ObservationTermCfg(
+            func=tracking.motion_anchor_pos_b, params=params, noise=noise(0.25)
+        ),
         "motion_anchor_ori_b": ObservationTermCfg(
             func=tracking.motion_anchor_ori_b, params=params, noise=noise(0.05)
         ),

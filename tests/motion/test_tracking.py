@@ -107,7 +107,7 @@ def test_the_terms_and_tasks_observe_and_reward_the_reference():
     obs, _ = env.reset()
     cmd = env.command_manager.terms["motion"]
     j = len(env.scene.joint_names)
-    assert obs["policy"].shape[1] == 2 * j + 6 + 3 + 3 + j + j + env.num_actions
+    assert obs["policy"].shape[1] == 2 * j + 3 + 6 + 3 + 3 + j + j + env.num_actions
     assert obs["critic"].shape[1] > obs["policy"].shape[1]
     _, reward, *_ = env.step(torch.zeros(env.num_envs, env.num_actions))
     assert bool(torch.isfinite(reward).all())
