@@ -253,3 +253,27 @@ def test_humanoid_track_learns_to_follow_its_squat(tmp_path):
     lengths = [r["Train/mean_episode_length"] for r in rows if r["Train/mean_episode_length"]]
     first, last = np.mean(lengths[:5]), np.mean(lengths[-5:])
     assert last > 3 * first, (first, last)
+
+
+@pytest.mark.warp
+def test_tracking_runs_the_same_on_the_warp_code_path():
+    """The command, its reset writes and its terms on MuJoCo Warp (warp's CPU device): the
+    same start frames and, five steps in, the same tracking errors and reward as on cpu."""
+    results = {}
+    for engine in ("cpu", "warp-cpu"):
+        cfg = get_task("humanoid_track").play_env_cfg()
+        cfg.scene.num_envs = 4
+        cfg.sim.engine = engine
+        cfg.commands["motion"].sampling = "uniform"
+        env = ManagerBasedRLEnv(cfg)
+        env.reset(seed=0)
+        cmd = env.command_manager.terms["motion"]
+        starts = cmd.start_frame.tolist()
+        for _ in range(5):
+            _, reward, *_ = env.step(torch.zeros(4, env.num_actions))
+        results[engine] = (starts, {k: v.clone() for k, v in cmd.errors().items()}, reward)
+    (s_cpu, e_cpu, r_cpu), (s_warp, e_warp, r_warp) = results["cpu"], results["warp-cpu"]
+    assert s_cpu == s_warp
+    for key in e_cpu:
+        torch.testing.assert_close(e_warp[key], e_cpu[key], atol=1e-4, rtol=1e-3)
+    torch.testing.assert_close(r_warp, r_cpu, atol=1e-5, rtol=1e-3)
