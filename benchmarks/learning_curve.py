@@ -35,6 +35,7 @@ COLUMNS = (
     "ang_vel_error",
     "success_rate",
     "body_pos_error",
+    "anchor_pos_error",
     "joint_pos_error",
     "tracked_fraction",
 )
@@ -43,6 +44,7 @@ EVAL_KEYS = {
     "lin_vel_error": "base_velocity/lin_vel_error",
     "ang_vel_error": "base_velocity/ang_vel_error",
     "body_pos_error": "motion/body_pos_error",
+    "anchor_pos_error": "motion/anchor_pos_error",
     "joint_pos_error": "motion/joint_pos_error",
     "tracked_fraction": "motion/tracked_fraction",
 }
@@ -199,14 +201,15 @@ def print_tracking(rows: list[dict]) -> None:
     """The markdown table of a motion-tracking task, and when it met its thresholds."""
     print(
         "| iteration | env steps | wall clock | train reward | eval return | fall rate "
-        "| body pos err (m) | joint pos err (rad) | clip tracked |"
+        "| body pos err (m) | anchor pos err (m) | joint pos err (rad) | clip tracked |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['iteration']} | {r['env_steps']:,} | {r['wall_time_s'] / 60:.1f} min | "
             f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
-            f"{r['body_pos_error']:.3f} | {r['joint_pos_error']:.3f} | "
+            f"{r['body_pos_error']:.3f} | {r['anchor_pos_error']:.3f} | "
+            f"{r['joint_pos_error']:.3f} | "
             f"{r['tracked_fraction']:.3f} |"
         )
     met = first_meeting_targets(rows, TRACKING_TARGETS)

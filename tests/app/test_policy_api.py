@@ -233,6 +233,10 @@ def test_the_shipped_descriptions_are_what_export_writes_today(menagerie_root):
     assert without_docs(shipped) == without_docs(fresh)
     assert shipped["robot"]["model"] == "menagerie:unitree_g1/g1.xml"
     assert len(shipped["robot"]["drives"]) == 29 and shipped["robot"]["root_body"] == "pelvis"
+    # the G1's tracking policy: its motion command names the clip it tracks
+    shipped, fresh = _shipped_and_fresh("g1_track")
+    assert without_docs(shipped) == without_docs(fresh)
+    assert shipped["commands"]["motion"]["motion_files"] == ["motions/g1_walk.npz"]
     # the Panda's (schema 4), whose gripper says its own controls
     shipped, fresh = _shipped_and_fresh("panda_lift")
     assert without_docs(shipped) == without_docs(fresh)
