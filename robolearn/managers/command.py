@@ -49,7 +49,7 @@ class CommandTerm(abc.ABC):
         self.last_episode: dict[str, torch.Tensor] = {}
         """(N,) values of each env's last ended episode, set as it resets (e.g. the share of
         its clip a tracking command's episode followed); ``robolearn play --eval`` averages
-        them over the episodes as ``<term>/<name>``. None by default."""
+        them over the episodes as ``<term>/<name>``. Empty by default."""
 
     @property
     @abc.abstractmethod
