@@ -44,6 +44,7 @@ from robolearn.math import (
 from robolearn.mdp.events import _sample_axes, _write
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.motion import MotionClip, RobotModel, clip_kinematics, load_clip
+from robolearn.scene.cache import per_step
 
 SAMPLINGS = ("adaptive", "uniform", "start")
 REF_RGBA = (0.95, 0.45, 0.1, 0.8)
@@ -104,7 +105,7 @@ class MotionCommand(CommandTerm):
         }
         self._steps = torch.zeros(n, device=dev)
         self._version = 0
-        self._cache: dict[str, object] = {}
+        self._step_cache: dict[str, object] = {}
         self._cache_stamp: tuple = ()
         # the share of the clip time left at its start that each ended episode followed
         self.last_episode = {"tracked_fraction": torch.zeros(n, device=dev)}
@@ -215,19 +216,12 @@ class MotionCommand(CommandTerm):
     def command(self) -> torch.Tensor:
         return torch.cat((self.ref_joint_pos, self.ref_joint_vel), dim=-1)
 
-    def _cached(self, key: str, make):
-        """``make()`` once per state: several rewards, terminations and metrics read the
-        same relative reference and robot poses each step. The stamp changes with every env
-        step, every torch write to the state (a reset, a push) and every new frame."""
+    def _state_stamp(self) -> tuple[int, int, int, int]:
+        """What the per-state values below follow (:func:`~robolearn.scene.cache.per_step`):
+        several rewards, terminations and metrics read them each step. It changes with every
+        env step, every torch write to the state (a reset, a push) and every new frame."""
         e = self.env.scene.engine
-        stamp = (self.env.common_step_counter, e.qpos._version, e.qvel._version, self._version)
-        if stamp != self._cache_stamp:
-            self._cache.clear()
-            self._cache_stamp = stamp
-        value = self._cache.get(key)
-        if value is None:
-            value = self._cache[key] = make()
-        return value
+        return (self.env.common_step_counter, e.qpos._version, e.qvel._version, self._version)
 
     def _update_command(self) -> None:
         self._version += 1
@@ -248,32 +242,31 @@ class MotionCommand(CommandTerm):
     def ref_anchor_quat_w(self) -> torch.Tensor:
         return self.ref_body_quat_w[:, 0]
 
-    @property
+    @per_step
     def robot_body_pos_w(self) -> torch.Tensor:
         """(N, B, 3) world positions of the robot's tracked bodies."""
-        e = self.env.scene.engine
-        return self._cached("pos", lambda: e.xpos.index_select(1, self.body_ids).float())
+        return self.env.scene.engine.xpos.index_select(1, self.body_ids).float()
 
-    @property
+    @per_step
     def robot_body_quat_w(self) -> torch.Tensor:
         """(N, B, 4) world orientations of the robot's tracked bodies."""
-        e = self.env.scene.engine
-        return self._cached("quat", lambda: e.xquat.index_select(1, self.body_ids).float())
+        return self.env.scene.engine.xquat.index_select(1, self.body_ids).float()
 
     def robot_body_vel_w(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(N, B, 3) linear and angular world velocities of the robot's tracked bodies."""
+        return self._robot_body_vel
 
-        def make() -> tuple[torch.Tensor, torch.Tensor]:
-            lin, ang = self.env.scene.engine.body_velocity(self.body_ids)
-            return lin.float(), ang.float()
-
-        return self._cached("vel", make)
+    @per_step
+    def _robot_body_vel(self) -> tuple[torch.Tensor, torch.Tensor]:
+        lin, ang = self.env.scene.engine.body_velocity(self.body_ids)
+        return lin.float(), ang.float()
 
     def ref_body_pose_relative(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(N, B, 3), (N, B, 4): the reference bodies with the reference anchor moved over
         the robot's anchor (its x and y, the reference's height) and turned to its heading."""
-        return self._cached("relative", self._relative)
+        return self._relative
 
+    @per_step
     def _relative(self) -> tuple[torch.Tensor, torch.Tensor]:
         robot_anchor_pos = self.robot_body_pos_w[:, 0]
         robot_anchor_quat = self.robot_body_quat_w[:, 0]
@@ -296,8 +289,9 @@ class MotionCommand(CommandTerm):
         """(N,) the tracking errors now: mean body position error (m, of the relative
         reference), anchor position (m) and orientation (rad) errors in the world, mean
         absolute joint position error (rad)."""
-        return self._cached("errors", self._errors)
+        return self._errors
 
+    @per_step
     def _errors(self) -> dict[str, torch.Tensor]:
         rel_pos, _ = self.ref_body_pose_relative()
         body = (self.robot_body_pos_w - rel_pos).norm(dim=-1).mean(dim=-1)
