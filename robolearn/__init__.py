@@ -7,10 +7,31 @@ state reaches torch as views of the engine's memory. See README.md for the layou
 import os as _os
 import sys as _sys
 
+
+def _egl_loads() -> bool:
+    """Whether the EGL library loads (a dlopen: about 2 ms here)."""
+    import ctypes
+
+    for name in ("libEGL.so.1", "libEGL.so"):
+        try:
+            ctypes.CDLL(name)
+        except OSError:
+            continue
+        return True
+    return False
+
+
 # MuJoCo picks its OpenGL backend when it is imported. Without a display, offscreen frames
-# (videos, the web viewer) need EGL; choose it unless the user chose otherwise.
-if "MUJOCO_GL" not in _os.environ and not _os.environ.get("DISPLAY"):
-    _os.environ["MUJOCO_GL"] = "egl"
+# (videos, the web viewer) need EGL; choose it unless the user chose otherwise. Where no
+# EGL library loads (a GPU server image without libglvnd), MUJOCO_GL=egl makes `import
+# mujoco` itself fail (PyOpenGL finds no EGL), so rendering is switched off instead and
+# says what to install when asked for.
+if (
+    _sys.platform.startswith("linux")
+    and "MUJOCO_GL" not in _os.environ
+    and not _os.environ.get("DISPLAY")
+):
+    _os.environ["MUJOCO_GL"] = "egl" if _egl_loads() else "disable"
 
 # torch's OpenMP threads spin while they wait for each other at the end of a parallel op. On
 # a machine shared with other processes, a spinning thread holds a core that the thread
@@ -22,7 +43,7 @@ if "MUJOCO_GL" not in _os.environ and not _os.environ.get("DISPLAY"):
 if "torch" not in _sys.modules and not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(_os.environ):
     _os.environ["GOMP_SPINCOUNT"] = "10000"
 
-from robolearn.errors import RobolearnError
+from robolearn.errors import RobolearnError  # noqa: E402 - after the environment set above
 
 __version__ = "0.1.0"
 

