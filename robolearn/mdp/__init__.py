@@ -81,6 +81,12 @@ from robolearn.mdp.rewards import (
     upright,
 )
 from robolearn.mdp.sensor_events import randomize_encoder_bias, randomize_imu_mounting
+from robolearn.mdp.sensor_terms import (
+    contact_air_time,
+    contact_count,
+    contact_states,
+    ray_distances,
+)
 from robolearn.mdp.terminations import (
     bad_orientation,
     base_height_below,
@@ -116,6 +122,9 @@ __all__ = [
     "base_height_l2",
     "base_lin_vel",
     "command_velocity_levels",
+    "contact_air_time",
+    "contact_count",
+    "contact_states",
     "energy",
     "entity_pos_b",
     "feet_air_time",
@@ -154,6 +163,7 @@ __all__ = [
     "randomize_friction",
     "randomize_imu_mounting",
     "randomize_joint_parameters",
+    "ray_distances",
     "reset_joints_by_offset",
     "reset_joints_by_scale",
     "reset_root_state_uniform",

@@ -15,6 +15,7 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import ManagerTerm, Marker
 from robolearn.math import quat_rotate_inverse, take_columns, yaw_from_quat
 from robolearn.mdp.protocol import TaskEnv
+from robolearn.scene.sensors import GridPattern, RayCaster
 
 
 def base_lin_vel(env: TaskEnv) -> torch.Tensor:
@@ -100,29 +101,37 @@ class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
     base and turned with its heading (yaw only: the scan stays level when the base
     pitches); each value is ``base height - ground height - offset`` at one point, x-major
     (legged_gym's and Isaac Lab's ``height_scan``: 1.6 m x 1.0 m at 0.1 m, 187 points, is
-    the default). The ground is the scene's terrain, read from the same height field the
-    physics collides with (:class:`~robolearn.terrain.HeightMap`), so the robot's own
-    geoms never hide it; on the MJCF's own ground it is the plane z = 0. Clip it in the
-    term's config (``clip=(-1, 1)``) as the anchors do.
+    the default). Clip it in the term's config (``clip=(-1, 1)``) as the anchors do.
+
+    Without ``sensor``, the ground is the scene's terrain, read from the height field the
+    physics collides with (:class:`~robolearn.terrain.HeightMap`): exact, cheap, and blind
+    to anything placed on it; on the MJCF's own ground it is the plane z = 0. With
+    ``sensor``, the name of a grid :class:`~robolearn.scene.sensors.RayCasterCfg` of the
+    scene, the ground is where its rays hit: boxes, steps and other robots included, the
+    robot's own bodies skipped (``size`` and ``resolution`` are then the sensor's), and
+    ``base height`` is the height of the body that carries the sensor.
     """
 
     def __init__(self, cfg, env: TaskEnv) -> None:
         super().__init__(cfg, env)
-        env.scene.require_floating_base()
         defaults = inspect.signature(type(self).__call__).parameters
-        size = cfg.params.get("size", defaults["size"].default)
-        resolution = float(cfg.params.get("resolution", defaults["resolution"].default))
-        if resolution <= 0 or len(size) != 2 or min(size) < 0:
-            raise RobolearnError(
-                f"height_scan: size (x, y) >= 0 and resolution > 0, got {size}, {resolution}"
-            )
-        xs = torch.arange(-size[0] / 2, size[0] / 2 + 1e-6, resolution, device=env.device)
-        ys = torch.arange(-size[1] / 2, size[1] / 2 + 1e-6, resolution, device=env.device)
-        gx, gy = torch.meshgrid(xs, ys, indexing="ij")
-        self.pattern = torch.stack((gx.reshape(-1), gy.reshape(-1)), dim=-1)
-        """(P, 2) the points in the base's heading frame (m)."""
+        self.sensor = cfg.params.get("sensor", defaults["sensor"].default)
         self.points_xy: torch.Tensor | None = None
         self.ground: torch.Tensor | None = None
+        if self.sensor is not None:
+            caster = env.scene.sensors.get(self.sensor)
+            if not isinstance(caster, RayCaster) or not isinstance(caster.cfg.pattern, GridPattern):
+                raise RobolearnError(
+                    f"height_scan: sensor {self.sensor!r} is not a grid ray caster of the "
+                    f"scene; its sensors: {', '.join(env.scene.sensors) or 'none'}"
+                )
+            return
+        env.scene.require_floating_base()
+        size = cfg.params.get("size", defaults["size"].default)
+        resolution = float(cfg.params.get("resolution", defaults["resolution"].default))
+        origins, _ = GridPattern(tuple(size), resolution).rays()
+        self.pattern = origins[:, :2].to(env.device)
+        """(P, 2) the points in the base's heading frame (m)."""
 
     def __call__(
         self,
@@ -130,8 +139,14 @@ class height_scan(ManagerTerm):  # noqa: N801 - a term is named like a function
         size: tuple[float, float] = (1.6, 1.0),
         resolution: float = 0.1,
         offset: float = 0.5,
+        sensor: str | None = None,
     ) -> torch.Tensor:
         scene = env.scene
+        if sensor is not None:
+            caster = scene.sensors[sensor].read()
+            hits = caster.hits_w
+            self.points_xy, self.ground = hits[..., :2], hits[..., 2]
+            return caster.body_pos_w[:, 2:3] - hits[..., 2] - offset
         yaw = yaw_from_quat(scene.root_quat_w)
         cos, sin = torch.cos(yaw).unsqueeze(-1), torch.sin(yaw).unsqueeze(-1)
         px, py = self.pattern[:, 0], self.pattern[:, 1]

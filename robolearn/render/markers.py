@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from robolearn.managers.markers import CONTACT_RGBA, LABEL_RGBA, Marker
+from robolearn.scene.sensors import BodyContactSensor, RayCaster
 
 if TYPE_CHECKING:
     from robolearn.env import ManagerBasedRLEnv
@@ -56,11 +57,44 @@ def collect_markers(
 
     Read on the thread that steps the env, between steps (a viewer's simulation thread).
     """
-    markers = term_markers(env, env_id) + terrain_label(env, env_id)
+    markers = term_markers(env, env_id) + terrain_label(env, env_id) + sensor_markers(env, env_id)
     if contacts:
         markers += contact_force_markers(env, env_id, contact_scale)
     if root_frame:
         markers += root_frame_markers(env, env_id)
+    return markers
+
+
+RAY_HIT_RGBA = (0.1, 0.8, 1.0, 0.9)
+"""Cyan: where a ray caster's rays hit."""
+TOUCH_RGBA = (0.2, 0.9, 0.2, 0.9)
+"""Green: a contact sensor's bodies that touch something."""
+MAX_RAY_MARKERS = 400
+"""A denser pattern (a depth image) is drawn every k-th ray, to stay drawable per frame."""
+
+
+def sensor_markers(env: ManagerBasedRLEnv, env_id: int) -> list[Marker]:
+    """The readings of the scene's sensors whose config sets ``debug_vis``, for env
+    ``env_id``: a ray caster's hits as small spheres, a contact sensor's touching bodies
+    as larger ones."""
+    markers: list[Marker] = []
+    for sensor in env.scene.sensors.values():
+        if not sensor.cfg.debug_vis:
+            continue
+        if isinstance(sensor, RayCaster):
+            stride = max(1, math.ceil(sensor.num_rays / MAX_RAY_MARKERS))
+            hits = sensor.hits_w[env_id, ::stride][sensor.hit[env_id, ::stride]]
+            markers += [
+                Marker("sphere", (x, y, z), rgba=RAY_HIT_RGBA, size=0.012)
+                for x, y, z in hits.detach().cpu().double().tolist()  # one transfer
+            ]
+        elif isinstance(sensor, BodyContactSensor):
+            ids = sensor.body_ids[sensor.in_contact[env_id].to(sensor.body_ids.device)]
+            points = env.scene.engine.xpos[env_id, ids]
+            markers += [
+                Marker("sphere", (x, y, z), rgba=TOUCH_RGBA, size=0.04)
+                for x, y, z in points.detach().cpu().double().tolist()
+            ]
     return markers
 
 

@@ -10,7 +10,8 @@ objects beside it, and the selector terms use), ``models`` (where an MJCF comes 
 ``actuators`` (how the joints are driven), ``assembly`` (the MJCF, its entities and the
 engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
 (state computed once per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg
-found in any MJCF), ``terrain`` (a generated terrain's tiles in a running scene) and
+found in any MJCF), ``sensors`` (ray casters, contact sensors with air time),
+``terrain`` (a generated terrain's tiles in a running scene) and
 ``scene`` (the Scene, its step and its state).
 """
 
@@ -29,20 +30,34 @@ from robolearn.scene.init_state import InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg
 from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
+from robolearn.scene.sensors import (
+    BodyContactSensorCfg,
+    GridPattern,
+    LidarPattern,
+    PinholePattern,
+    RayCasterCfg,
+    SensorCfg,
+)
 
 __all__ = [
     "ActuatorNetCfg",
+    "BodyContactSensorCfg",
     "ContactSensorCfg",
     "DCMotorCfg",
     "EntityCfg",
     "FrameCfg",
+    "GridPattern",
     "IdealPDCfg",
     "ImplicitPDCfg",
     "InitStateCfg",
     "JointMirrorCfg",
+    "LidarPattern",
+    "PinholePattern",
+    "RayCasterCfg",
     "Scene",
     "SceneCfg",
     "SceneEntityCfg",
+    "SensorCfg",
     "SimCfg",
     "pd_gains",
     "reflected_inertia",

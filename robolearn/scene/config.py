@@ -12,6 +12,7 @@ from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg
 from robolearn.scene.init_state import INIT_KEY, InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg
+from robolearn.scene.sensors.base import SensorCfg
 from robolearn.sim import DEFAULT_PER_ENV_FIELDS
 from robolearn.terrain import TerrainCfg
 
@@ -104,6 +105,10 @@ class SceneCfg:
     """MuJoCo contact sensors between bodies of the entities, by name (a finger and the
     cube): how many contacts and their net force, in ``sensordata`` on every engine (see
     :mod:`robolearn.scene.contact_sensors`)."""
+    sensors: dict[str, SensorCfg] = field(default_factory=dict)
+    """Sensors by name, updated with the physics and read by terms by name: ray casters
+    (height scans that see boxes, depth images, lidars), contact sensors with air time (see
+    :mod:`robolearn.scene.sensors`)."""
     terrain: TerrainCfg | None = None
     """A generated terrain in place of the MJCF's ground planes; None keeps the MJCF's
     ground. With a terrain, each env spawns on a tile (see :mod:`robolearn.terrain`)."""

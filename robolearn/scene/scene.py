@@ -33,6 +33,7 @@ from robolearn.scene.mirror import (
 )
 from robolearn.scene.names import SceneNames, match_names
 from robolearn.scene.sensor_errors import SensorErrors
+from robolearn.scene.sensors import Sensor, SensorCfg
 from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
 from robolearn.terrain import generate
@@ -120,6 +121,20 @@ class Scene(SceneNames):
         self._joint_mirror: IndexMirror | None = None
         if cfg.mirror is not None:
             self.joint_mirror()  # a map naming a joint the model lacks fails here, at once
+        self.sensors: dict[str, Sensor] = {}
+        """The scene's sensors by name (``SceneCfg.sensors``), built and ready to read."""
+        for name, sensor_cfg in cfg.sensors.items():
+            if not isinstance(sensor_cfg, SensorCfg):
+                raise RobolearnError(
+                    f"scene.sensors.{name} must be a sensor config (RayCasterCfg, "
+                    f"BodyContactSensorCfg), got {type(sensor_cfg).__name__}"
+                )
+            try:
+                self.sensors[name] = sensor_cfg.build(name, self)
+            except RobolearnError as exc:
+                if f"sensors.{name}" in str(exc):
+                    raise
+                raise RobolearnError(f"scene.sensors.{name}: {exc}") from None
 
     def _find_root(self, root_body: str | None) -> tuple[int | None, int, int]:
         """The root body's id and its free joint's qpos and qvel addresses (the free joint
@@ -270,6 +285,9 @@ class Scene(SceneNames):
                 self.drive.apply(self.engine)
                 self.engine.step(1)
         self._step_cache.clear()
+        dt = self.engine.physics_dt * decimation
+        for sensor in self.sensors.values():
+            sensor.step(dt)
 
     def reset_to_default(self, env_mask: torch.Tensor) -> None:
         """Put the envs where ``env_mask`` ((N,) bool) is true in the default state (every
@@ -281,12 +299,17 @@ class Scene(SceneNames):
         if self.model_delay is not None:
             self.model_delay.reset(env_mask, self.default_ctrl)
         self._step_cache.clear()
+        for sensor in self.sensors.values():
+            sensor.reset(env_mask)
+            sensor.invalidate(env_mask)
 
     def forward(self, env_mask: torch.Tensor) -> None:
         """MuJoCo's forward pass (positions, contacts, forces) where ``env_mask`` is true:
         after a reset wrote positions, the bodies' poses and contacts follow them."""
         self.engine.forward_where(env_mask)
         self._step_cache.clear()
+        for sensor in self.sensors.values():
+            sensor.invalidate(env_mask)
 
     def write_ctrl(self, cols: slice | torch.Tensor, values: torch.Tensor) -> None:
         """Command actuator columns ``cols`` for every env, (N, k) ``values`` (position

@@ -121,6 +121,26 @@ class CpuEngine(Engine):
         jacp, jacr = self.batch.jac(body.numpy(), point.numpy())
         return torch.from_numpy(jacp), torch.from_numpy(jacr)
 
+    def _cast_rays(
+        self,
+        origins: torch.Tensor,
+        directions: torch.Tensor,
+        groups: np.ndarray | None,
+        static: bool,
+        exclude_body: int,
+        env_ids: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # the batch's own call, on its threads: each env's kinematics, then mj_ray per ray
+        dist, geom = self.batch.ray(
+            origins.to(torch.float64).numpy(),
+            directions.to(torch.float64).numpy(),
+            geomgroup=groups,
+            flg_static=static,
+            bodyexclude=exclude_body,
+            ids=None if env_ids is None else env_ids.numpy().astype(np.int32),
+        )
+        return torch.from_numpy(dist), torch.from_numpy(geom).long()
+
     def _diverged(self) -> torch.Tensor:
         """Envs MuJoCo found diverged (and reset) or failed in since the last call.
 

@@ -443,6 +443,69 @@ class Engine(abc.ABC):
         """:meth:`jacobian` of checked (N,) int32 bodies and (N, 3) points."""
         raise RobolearnError(f"the {self.name} engine computes no Jacobians")
 
+    # ---- rays -------------------------------------------------------------------------
+
+    @engine_call
+    def cast_rays(
+        self,
+        origins: torch.Tensor,
+        directions: torch.Tensor,
+        geom_groups: Sequence[int] | None = None,
+        static: bool = True,
+        exclude_body: int = -1,
+        env_ids: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Intersect rays with each env's geoms (MuJoCo's ``mj_ray`` per ray).
+
+        Args:
+            origins, directions: (N, R, 3) world rays per env (directions need not be unit:
+                distances are in units of the direction's length); N is the number of envs,
+                or of ``env_ids``.
+            geom_groups: the geom groups a ray may hit; None for every group.
+            static: whether rays hit static geoms (those welded to the world: the floor,
+                the terrain, fixed obstacles).
+            exclude_body: a body whose geoms no ray hits, or -1.
+            env_ids: (n,) long ids of the envs to cast in (``cpu`` only); None for all.
+
+        Returns:
+            (dist, geom): (N, R) distance to the first hit, -1 for a miss, in the engine's
+            dtype, and the hit geom's id, -1 for a miss (long). MuJoCo skips invisible
+            geoms (alpha 0), as its renderer does. On ``cpu`` the geoms are at the current
+            state (the batch computes each env's kinematics first); on the Warp engines
+            at the derived fields' timing (see the module docstring). Neither waits for
+            the device.
+        """
+        n = self.num_envs if env_ids is None else int(env_ids.numel())
+        if origins.dim() != 3 or origins.shape[0] != n or origins.shape[-1] != 3:
+            raise RobolearnError(f"ray origins must be (N={n}, R, 3), got {tuple(origins.shape)}")
+        if directions.shape != origins.shape:
+            raise RobolearnError(
+                f"ray directions {tuple(directions.shape)} must match the origins' "
+                f"{tuple(origins.shape)}"
+            )
+        mask = None
+        if geom_groups is not None:
+            mask = np.zeros(mujoco.mjNGROUP, dtype=np.uint8)
+            for group in geom_groups:
+                if not 0 <= int(group) < mujoco.mjNGROUP:
+                    raise RobolearnError(
+                        f"geom groups lie in [0, {mujoco.mjNGROUP}), got {group}"
+                    )
+                mask[int(group)] = 1
+        return self._cast_rays(origins, directions, mask, bool(static), int(exclude_body), env_ids)
+
+    def _cast_rays(
+        self,
+        origins: torch.Tensor,
+        directions: torch.Tensor,
+        groups: np.ndarray | None,
+        static: bool,
+        exclude_body: int,
+        env_ids: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`cast_rays` with checked arguments; ``groups`` a (mjNGROUP,) 0/1 mask."""
+        raise RobolearnError(f"the {self.name} engine casts no rays")
+
     # ---- divergence -------------------------------------------------------------------
 
     @engine_call

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import mujoco
+import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError
@@ -206,11 +207,9 @@ class WarpEngine(Engine):
             # 1 when any env reset in this step: the forward after resets runs only then,
             # decided on the device (a conditional node in the graph)
             self._any_reset = wp.zeros(1, dtype=wp.int32)
-        # CUDA refuses a conditional node whose body allocates memory, and MuJoCo Warp's
-        # forward allocates scratch arrays at every call (its broadphase's sort buffers), so
-        # on the GPU the graph runs the forward after resets in every env step. At thousands
-        # of envs nearly every step has a reset anyway (4096 envs with 1000-step episodes:
-        # about 4 a step). Warp's CPU graphs take allocations in a conditional body.
+        # CUDA refuses a conditional node whose body allocates, and MuJoCo Warp's forward
+        # allocates at every call: on the GPU the forward after resets runs in every env
+        # step (at thousands of envs nearly every step has a reset; docs/gpu.md)
         self.forward_only_after_resets = not self.wp_device.is_cuda
         self._bind_fields(lambda name: wp.to_torch(getattr(self.d, name)))
         self._overflow = wp.to_torch(self.d.overflow)
@@ -229,6 +228,7 @@ class WarpEngine(Engine):
         self._graphs: dict[object, object] = {}
         self._warmed_up = False
         self._jac_buffers: tuple | None = None  # (jacp, jacr), made at the first jacobian()
+        self._ray_buffers: dict[int, tuple] = {}  # by rays per world, made at first use
         self._wp_streams: dict[int, object] = {}  # torch stream handle -> its warp stream
         self._use_graph = bool(cuda_graph)
         if self._use_graph:
@@ -508,6 +508,57 @@ class WarpEngine(Engine):
             else:
                 self._mjw.jac(self.m, self.d, jacp, jacr, points, bodies)
         return wp.to_torch(jacp), wp.to_torch(jacr)
+
+    def _cast_rays(
+        self,
+        origins: torch.Tensor,
+        directions: torch.Tensor,
+        groups: np.ndarray | None,
+        static: bool,
+        exclude_body: int,
+        env_ids: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # MuJoCo Warp's ray kernel over every world, in torch's stream order, on buffers
+        # made once per ray count (and their torch views: no conversion per call)
+        if env_ids is not None:
+            raise RobolearnError(f"the {self.name} engine casts rays in every env at once")
+        wp, mjw = self._wp, self._mjw
+        nray = origins.shape[1]
+        buffers = self._ray_buffers.get(nray)
+        if buffers is None:
+            buffers = self._ray_buffers[nray] = self._make_ray_buffers(nray)
+        arrays, views = buffers
+        views["pnt"].copy_(origins)
+        views["vec"].copy_(directions)
+        views["exclude"].fill_(exclude_body)
+        # MuJoCo Warp's group mask: 1 hits, 0 skips, all -1 hits every group
+        vec6 = wp.types.vector(length=mujoco.mjNGROUP, dtype=wp.float32)
+        mask = vec6(*([-1.0] * mujoco.mjNGROUP if groups is None else groups.tolist()))
+        args = (arrays["pnt"], arrays["vec"], mask, static, arrays["exclude"])
+        outputs = (arrays["dist"], arrays["geom"], arrays["normal"])
+        with wp.ScopedDevice(self.wp_device):
+            if self.wp_device.is_cuda:
+                with wp.ScopedStream(self._torch_stream()):
+                    mjw.rays(self.m, self.d, *args, *outputs)
+            else:
+                mjw.rays(self.m, self.d, *args, *outputs)
+        # copies: the buffers are the next call's
+        return views["dist"].clone(), views["geom"].long()
+
+    def _make_ray_buffers(self, nray: int) -> tuple[dict, dict]:
+        """Warp arrays for casting ``nray`` rays per world, and torch views of them."""
+        wp, n = self._wp, self.num_envs
+        with wp.ScopedDevice(self.wp_device):
+            arrays = {
+                "pnt": wp.zeros((n, nray), dtype=wp.vec3),
+                "vec": wp.zeros((n, nray), dtype=wp.vec3),
+                "exclude": wp.zeros(nray, dtype=int),
+                "dist": wp.zeros((n, nray), dtype=float),
+                "geom": wp.zeros((n, nray), dtype=int),
+                "normal": wp.zeros((n, nray), dtype=wp.vec3),
+            }
+        views = {name: wp.to_torch(array) for name, array in arrays.items()}
+        return arrays, views
 
     def _set_const_where(self, mask: torch.Tensor) -> None:
         self._set_const(mask)

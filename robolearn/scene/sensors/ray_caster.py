@@ -1,0 +1,284 @@
+"""A ray caster: rays from a body in a pattern, against every geom of the scene but the
+sensor's own entity, on every engine.
+
+Rays are cast by the engine (:meth:`robolearn.sim.engine.Engine.cast_rays`: MuJoCo's
+``mj_ray`` threaded over envs on ``cpu``, MuJoCo Warp's ray kernel on the Warp engines),
+so they see what the physics collides with and the renderer draws: the terrain, boxes
+and steps placed as entities, other robots. The sensor's own entity (the robot carrying
+it) is skipped: a ray that hits one of its moving bodies is cast again from just past
+the hit, a few times over, so that a height scan sees the ground under the robot's feet
+rather than the feet. A ray that still hits the robot after that reads as a miss.
+
+The frame is the body's pose, turned by the config's offset, and then aligned as
+``alignment`` says: ``yaw`` keeps only the body's heading (a height scan stays level when
+the base pitches), ``full`` the whole orientation (a camera on a head), ``world`` none.
+A floating base's pose is its free joint's, the current state; any other body's comes
+from MuJoCo's derived body poses, which lag one physics substep behind it (as every
+body-pose term's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.math import quat_mul, quat_rotate, yaw_quat
+from robolearn.scene.entities import ROBOT
+from robolearn.scene.sensors.base import Sensor, SensorCfg, SensorHost
+from robolearn.scene.sensors.ray_patterns import GridPattern, PinholePattern, RayPattern
+from robolearn.sim.host_sync import host_syncs_allowed
+
+ALIGNMENTS = ("yaw", "full", "world")
+"""How a ray caster's frame follows its body (:attr:`RayCasterCfg.alignment`)."""
+
+RECASTS = 3
+"""How often a ray that hit the sensor's own entity is cast again from past the hit."""
+_PAST = 1e-4  # m beyond a hit on the own entity where the ray starts again
+
+
+@dataclass(frozen=True)
+class RayCasterCfg(SensorCfg):
+    """Rays from a body of an entity in a pattern (see the module docstring)."""
+
+    body: str | None = None
+    """The body carrying the sensor (the entity's own name for it); None: the entity's
+    floating base."""
+    entity: str = ROBOT
+    """The entity that carries the sensor; its moving bodies are invisible to the rays."""
+    pattern: RayPattern = field(default_factory=GridPattern)
+    """Where the rays go in the sensor's frame: :class:`GridPattern`,
+    :class:`PinholePattern` or :class:`LidarPattern`."""
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """The sensor frame's position in the body's (aligned) frame (m)."""
+    rot: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+    """The sensor frame's orientation in the body's aligned frame (w x y z): a camera
+    pitched down by 30 degrees is ``(0.966, 0, 0.259, 0)``."""
+    alignment: str = "yaw"
+    """``yaw``, ``full`` or ``world`` (see the module docstring)."""
+    max_distance: float = 10.0
+    """Rays see no farther (m): a hit beyond it, or none, reads ``max_distance``."""
+    geom_groups: tuple[int, ...] | None = None
+    """The geom groups rays hit; None for every group."""
+    hit_static: bool = True
+    """Whether rays hit the geoms welded to the world (the floor, the terrain, fixed boxes)."""
+
+    def build(self, name: str, scene: SensorHost) -> RayCaster:
+        return RayCaster(self, name, scene)
+
+    def check(self, name: str) -> None:
+        super().check(name)
+        what = f"scene.sensors.{name}"
+        if self.alignment not in ALIGNMENTS:
+            raise RobolearnError(
+                f"{what}.alignment must be one of {', '.join(ALIGNMENTS)}, got {self.alignment!r}"
+            )
+        if not self.max_distance > 0:
+            raise RobolearnError(f"{what}.max_distance must be > 0, got {self.max_distance}")
+
+
+class RayCaster(Sensor):
+    """A running ray caster; read :attr:`distances`, :attr:`hits_w`, :attr:`hit` (each
+    computed when first read after the state changed)."""
+
+    cfg: RayCasterCfg
+
+    def __init__(self, cfg: RayCasterCfg, name: str, scene: SensorHost) -> None:
+        super().__init__(cfg, name, scene)
+        try:
+            origins, directions = cfg.pattern.rays()
+        except RobolearnError as exc:
+            raise RobolearnError(f"scene.sensors.{name}: {exc}") from None
+        self.shape = cfg.pattern.shape
+        """The readings' shape per env: (nx, ny) for a grid, (height, width) for a
+        pinhole, (channels, rays per ring) for a lidar."""
+        dev = scene.device
+        self.local_origins = origins.to(dev, torch.float32)
+        """(R, 3) ray origins in the sensor's frame."""
+        self.local_directions = directions.to(dev, torch.float32)
+        """(R, 3) unit ray directions in the sensor's frame."""
+        self.num_rays = origins.shape[0]
+        self.body_id, self._from_free_joint = _carrier(scene, cfg, name)
+        self._offset = torch.tensor(cfg.offset, dtype=torch.float32, device=dev)
+        rot = torch.tensor(cfg.rot, dtype=torch.float32, device=dev)
+        self._rot = rot / rot.norm()
+        self._excluded = _moving_geoms(scene, cfg.entity)
+        n, r = self.num_envs, self.num_rays
+        self.distances = torch.full((n, r), cfg.max_distance, device=dev)
+        self.hit = torch.zeros(n, r, dtype=torch.bool, device=dev)
+        self.geom = torch.full((n, r), -1, dtype=torch.long, device=dev)
+        self.origins_w = torch.zeros(n, r, 3, device=dev)
+        self.directions_w = torch.zeros(n, r, 3, device=dev)
+        self.pos_w = torch.zeros(n, 3, device=dev)
+        """(N, 3) the sensor frame's position (the body's, moved by ``offset``)."""
+        self.quat_w = torch.zeros(n, 4, device=dev)
+        """(N, 4) the sensor frame's orientation (aligned, then turned by ``rot``)."""
+        self.body_pos_w = torch.zeros(n, 3, device=dev)
+        """(N, 3) the carrying body's position at the reading."""
+
+    # ---- the readings ----------------------------------------------------------------
+
+    def read(self) -> RayCaster:
+        """The sensor with its readings current (computed now if stale)."""
+        self._refresh()
+        return self
+
+    @property
+    def hits_w(self) -> torch.Tensor:
+        """(N, R, 3) world points where each ray hit, or its end at ``max_distance``."""
+        self._refresh()
+        return self.origins_w + self.directions_w * self.distances.unsqueeze(-1)
+
+    @property
+    def depth(self) -> torch.Tensor:
+        """(N, height, width) a pinhole pattern's depth image: each pixel's distance along
+        the optical axis (m, ``max_distance`` where nothing is seen), as a depth camera
+        reports it."""
+        if not isinstance(self.cfg.pattern, PinholePattern):
+            raise RobolearnError(f"sensor {self.name!r} has no pinhole pattern: no depth image")
+        self._refresh()
+        along_axis = self.distances * self.local_directions[:, 0]
+        missed = ~self.hit
+        along_axis = torch.where(missed, self.cfg.max_distance, along_axis)
+        return along_axis.view(self.num_envs, *self.shape)
+
+    # ---- the cast --------------------------------------------------------------------
+
+    def _frame(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The body's position, and the sensor frame's position and orientation."""
+        scene, cfg = self.scene, self.cfg
+        if self._from_free_joint:
+            pos, quat = scene.root_pos_w, scene.root_quat_w
+        else:
+            engine = scene.engine
+            pos = engine.xpos[:, self.body_id].float()
+            quat = engine.xquat[:, self.body_id].float()
+        if cfg.alignment == "yaw":
+            quat = yaw_quat(quat)
+        elif cfg.alignment == "world":
+            quat = torch.zeros_like(quat)
+            quat[:, 0] = 1.0
+        frame_pos = pos + quat_rotate(quat, self._offset.expand_as(pos))
+        return pos, frame_pos, quat_mul(quat, self._rot.expand_as(quat))
+
+    def _update(self, env_mask: torch.Tensor) -> None:
+        # every env is cast (no engine selects envs without a host sync); where only some
+        # are stale (resets between readings), the others keep their last reading
+        body_pos, pos, quat = self._frame()
+        n, r = self.num_envs, self.num_rays
+        q = quat.unsqueeze(1).expand(n, r, 4)
+        origins = pos.unsqueeze(1) + quat_rotate(q, self.local_origins.expand(n, r, 3))
+        directions = quat_rotate(q, self.local_directions.expand(n, r, 3))
+        dist, geom = self._cast(origins, directions)
+        hit = (geom >= 0) & (dist <= self.cfg.max_distance)
+        new = {
+            "body_pos_w": body_pos,
+            "pos_w": pos,
+            "quat_w": quat,
+            "origins_w": origins,
+            "directions_w": directions,
+            "distances": torch.where(hit, dist, self.cfg.max_distance),
+            "hit": hit,
+            "geom": torch.where(hit, geom, -1),
+        }
+        every = self.cfg.update_period == 1  # then every env is stale at every reading
+        for key, value in new.items():
+            if not every:
+                rows = env_mask.view(-1, *([1] * (value.dim() - 1)))
+                value = torch.where(rows, value, getattr(self, key))
+            setattr(self, key, value)
+
+    def _cast(
+        self, origins: torch.Tensor, directions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Distances (float32, -1 for a miss) and geoms of the first hit past the own
+        entity's moving bodies (the carrier's own are skipped by MuJoCo itself)."""
+        engine = self.scene.engine
+        dist, geom = self._cast_from(origins, directions)
+        if self._excluded is None:
+            return dist, geom
+        travelled = torch.zeros_like(dist)
+        for _ in range(RECASTS):
+            own = self._own(geom)
+            rows = None
+            if engine.host_side:  # cast again only in the envs that need it
+                with host_syncs_allowed():
+                    rows = own.any(dim=1).nonzero().flatten()
+                if rows.numel() == 0:
+                    break
+            past = travelled + dist + _PAST
+            again, again_geom = self._cast_from(
+                origins + directions * past.unsqueeze(-1), directions, rows, dist, geom
+            )
+            travelled = torch.where(own, past, travelled)
+            dist = torch.where(own, again, dist)
+            geom = torch.where(own, again_geom, geom)
+        geom = torch.where(self._own(geom), -1, geom)
+        return torch.where(geom >= 0, travelled + dist, -1.0), geom
+
+    def _own(self, geom: torch.Tensor) -> torch.Tensor:
+        """(N, R) bool: the hits on the own entity's moving bodies."""
+        assert self._excluded is not None
+        return (geom >= 0) & self._excluded[geom.clamp(min=0)]
+
+    def _cast_from(
+        self,
+        origins: torch.Tensor,
+        directions: torch.Tensor,
+        rows: torch.Tensor | None = None,
+        dist: torch.Tensor | None = None,
+        geom: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One cast in every env, or in ``rows`` only (the other envs keep ``dist`` and
+        ``geom``)."""
+        cfg = self.cfg
+        cast = {
+            "geom_groups": cfg.geom_groups,
+            "static": cfg.hit_static,
+            "exclude_body": self.body_id,
+        }
+        if rows is None:
+            new_dist, new_geom = self.scene.engine.cast_rays(origins, directions, **cast)
+            return new_dist.float(), new_geom
+        assert dist is not None and geom is not None
+        some_dist, some_geom = self.scene.engine.cast_rays(
+            origins[rows], directions[rows], env_ids=rows, **cast
+        )
+        dist, geom = dist.clone(), geom.clone()
+        dist[rows], geom[rows] = some_dist.float(), some_geom
+        return dist, geom
+
+
+def _carrier(scene: SensorHost, cfg: RayCasterCfg, name: str) -> tuple[int, bool]:
+    """The carrying body's id, and whether its pose is a free joint's (the current state)."""
+    entity = scene.entity(cfg.entity)
+    if cfg.body is None:
+        if entity.root_body_id is None:
+            raise RobolearnError(
+                f"scene.sensors.{name}: entity {cfg.entity!r} has no floating base; name the "
+                "body that carries the sensor (body=...)"
+            )
+        return entity.root_body_id, True
+    full = f"{entity.prefix}{cfg.body}"
+    ids = [b for b in entity.body_ids if scene.body_names[b] == full]
+    if not ids:
+        owned = ", ".join(entity.local_name(scene.body_names[b]) for b in entity.body_ids if b)
+        raise RobolearnError(
+            f"scene.sensors.{name}: entity {cfg.entity!r} has no body {cfg.body!r}; its "
+            f"bodies: {owned or 'none'}"
+        )
+    return ids[0], ids[0] == entity.root_body_id
+
+
+def _moving_geoms(scene: SensorHost, entity_name: str) -> torch.Tensor | None:
+    """A (ngeom,) bool table of the entity's geoms on bodies not welded to the world (what
+    its rays skip), or None where it has none."""
+    model = scene.model
+    entity = scene.entity(entity_name)
+    moving = [g for g in entity.geom_ids if int(model.body_weldid[model.geom_bodyid[g]]) != 0]
+    if not moving:
+        return None
+    table = torch.zeros(model.ngeom, dtype=torch.bool, device=scene.device)
+    table[moving] = True
+    return table

@@ -1,0 +1,248 @@
+"""Scene sensors on real MuJoCo physics: ray casters (grid, pinhole, lidar) that see every
+body but the robot's own, and contact sensors with air and contact time, on ``cpu`` and
+on MuJoCo Warp (warp-cpu)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from robolearn.envs.quadruped import quadruped_scene
+
+from robolearn.config import config_from_data, config_to_data
+from robolearn.errors import RobolearnError
+from robolearn.scene import (
+    BodyContactSensorCfg,
+    EntityCfg,
+    GridPattern,
+    LidarPattern,
+    PinholePattern,
+    RayCasterCfg,
+    Scene,
+    SceneCfg,
+    SimCfg,
+)
+
+# a fixed box 10 cm high ahead of each robot, over x in [0.35, 0.79] and |y| < 0.17 of its
+# env's origin: its edges lie between the scan's points (every 0.1 m), none on one
+STEP = (0.22, 0.17, 0.05)
+STEP_AT = (0.57, 0.0, 0.05)
+
+
+def scene_cfg(num_envs: int = 2, **sensors) -> SceneCfg:
+    cfg = quadruped_scene()
+    cfg.num_envs = num_envs
+    cfg.entities = {"step": EntityCfg(box=STEP, free=False, pos=STEP_AT)}
+    cfg.sensors = sensors
+    return cfg
+
+
+def robot_geoms(scene: Scene) -> list[int]:
+    """The robot's geoms on its moving bodies (its MJCF's floor is the world's)."""
+    model = scene.model
+    return [
+        g
+        for g in scene.entity("robot").geom_ids
+        if int(model.body_weldid[model.geom_bodyid[g]]) != 0
+    ]
+
+
+def standing(cfg: SceneCfg, engine: str = "cpu", steps: int = 20) -> Scene:
+    """The scene with every robot in its default pose, settled for ``steps`` env steps."""
+    scene = Scene(cfg, SimCfg(engine=engine))
+    every = torch.ones(scene.num_envs, dtype=torch.bool, device=scene.device)
+    scene.reset_to_default(every)
+    scene.forward(every)
+    scene.engine.ctrl[:] = scene.default_ctrl.to(scene.engine.dtype)
+    for _ in range(steps):
+        scene.step(4)
+    return scene
+
+
+@pytest.fixture(scope="module")
+def scanned() -> Scene:
+    return standing(scene_cfg(scan=RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1))))
+
+
+def test_a_grid_scan_sees_the_box_and_the_floor_but_not_the_robots_own_legs(scanned):
+    scan = scanned.sensors["scan"].read()
+    assert scan.shape == (17, 11) and scan.num_rays == 187
+    hits = scan.hits_w  # (N, 187, 3)
+    assert bool(scan.hit.all())
+    box = scanned.model.geom("step/box").id
+    # every ray reads the floor or the box top: the legs under the base are looked past
+    on_box = scan.geom == box
+    assert torch.allclose(hits[..., 2][on_box], torch.tensor(0.1), atol=1e-5)
+    assert torch.allclose(hits[..., 2][~on_box], torch.tensor(0.0), atol=1e-5)
+    assert not set(robot_geoms(scanned)) & set(scan.geom.flatten().tolist())
+    # the scan's points over the box land on it, and only those
+    rel = hits[..., :2] - scanned.env_origins[:, None, :2]
+    inside = (rel[..., 0] > 0.35) & (rel[..., 0] < 0.79) & (rel[..., 1].abs() < 0.17)
+    assert bool(inside.any()) and bool((on_box == inside).all())
+
+
+def test_rays_that_hit_the_robot_go_on_to_the_ground_under_its_feet(scanned):
+    """The feet stand on the floor under the scan's grid: a ray straight down through a foot
+    reads the floor (z = 0), not the foot, though MuJoCo's own ray stops at the foot."""
+    scan = scanned.sensors["scan"].read()
+    engine = scanned.engine
+    feet = [scanned.model.body(f"{leg}_foot").id for leg in ("FL", "FR", "RL", "RR")]
+    foot_xy = engine.xpos[0, feet, :2].float()
+    origins = scan.origins_w[0]
+    nearest = (origins[None, :, :2] - foot_xy[:, None]).norm(dim=-1).argmin(dim=1)
+    # MuJoCo's own cast from the same origins stops on the robot's legs for some of them
+    _, geom = engine.cast_rays(
+        origins[None, nearest],
+        scan.directions_w[0, nearest][None],
+        exclude_body=scan.body_id,
+        env_ids=torch.tensor([0]),
+    )
+    assert bool(torch.isin(geom[0], torch.tensor(robot_geoms(scanned))).any())
+    assert torch.allclose(scan.hits_w[0, nearest, 2], torch.zeros(4), atol=1e-5)
+
+
+def test_the_warp_engine_casts_the_same_rays():
+    cfg = scene_cfg(
+        scan=RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1)),
+        lidar=RayCasterCfg(pattern=LidarPattern(channels=4, horizontal_resolution=15.0)),
+    )
+    cpu, wrp = standing(cfg, "cpu", 10), standing(cfg, "warp-cpu", 10)
+    assert wrp.engine.name == "warp-cpu"
+    # from the same state (the derived poses computed on each engine)
+    wrp.engine.qpos[:] = cpu.engine.qpos.to(wrp.engine.dtype)
+    every = torch.ones(2, dtype=torch.bool)
+    for scene in (cpu, wrp):
+        scene.forward(every)
+    for name in ("scan", "lidar"):
+        a, b = cpu.sensors[name].read(), wrp.sensors[name].read()
+        assert torch.equal(a.hit, b.hit), name
+        assert torch.equal(a.geom, b.geom), name
+        assert torch.allclose(a.distances, b.distances, atol=1e-4), name
+    assert bool((cpu.sensors["lidar"].geom == cpu.model.geom("step/box").id).any())
+
+
+def test_a_pinhole_sees_a_wall_at_its_distance_along_the_optical_axis():
+    wall = EntityCfg(box=(0.05, 2.0, 1.0), free=False, pos=(1.5, 0.0, 1.0))  # face at x = 1.45
+    cfg = quadruped_scene()
+    cfg.num_envs = 1
+    cfg.entities = {"wall": wall}
+    cfg.sensors = {
+        "depth": RayCasterCfg(
+            pattern=PinholePattern(width=16, height=12, fov_y=40.0),
+            offset=(0.3, 0.0, 0.2),
+            alignment="world",
+        )
+    }
+    scene = standing(cfg, steps=2)
+    cam = scene.sensors["depth"].read()
+    depth = cam.depth[0]  # (12, 16)
+    assert depth.shape == (12, 16)
+    expected = 1.45 - float(cam.pos_w[0, 0] - scene.env_origins[0, 0])
+    # the upper half looks level or up: all of it on the wall, at the same axial depth
+    assert torch.allclose(depth[:6], torch.full((6, 16), expected), atol=1e-4)
+    # along the rays, the image's corners are farther than its centre
+    assert float(cam.distances[0, 0]) > float(cam.distances[0, 6 * 16 + 8]) + 0.05
+
+
+def test_a_lidar_ring_finds_the_box_ahead_and_nothing_elsewhere():
+    cfg = scene_cfg(
+        1,
+        lidar=RayCasterCfg(
+            pattern=LidarPattern(channels=1, vertical_range=(0.0, 0.0), horizontal_resolution=10.0),
+            offset=(0.0, 0.0, -0.24),  # 4-5 cm over the floor: as high as the box's middle
+            max_distance=3.0,
+        ),
+    )
+    scene = standing(cfg, steps=2)
+    lidar = scene.sensors["lidar"].read()
+    assert lidar.shape == (1, 36) and lidar.num_rays == 36
+    ahead = int(lidar.local_directions[:, 0].argmax())  # the ray along +x
+    box = scene.model.geom("step/box").id
+    assert int(lidar.geom[0, ahead]) == box
+    face = 0.35 - float(lidar.pos_w[0, 0] - scene.env_origins[0, 0])
+    assert abs(float(lidar.distances[0, ahead]) - face) < 1e-4
+    # behind and beside: nothing within 3 m (the floor is level with the rays)
+    assert not bool(lidar.hit[0, :10].any())
+    assert float(lidar.distances[0, 0]) == 3.0
+
+
+def test_a_slower_sensor_keeps_its_reading_and_reset_envs_read_afresh():
+    cfg = scene_cfg(scan=RayCasterCfg(pattern=GridPattern((0.4, 0.4), 0.2), update_period=3))
+    scene = standing(cfg, steps=3)  # a reading is due now
+    scan = scene.sensors["scan"]
+    scene.engine.qpos[:, 2] += 0.2  # both robots drop from 20 cm higher
+    scene.forward(torch.ones(2, dtype=torch.bool))
+    before = scan.read().distances.clone()
+    scene.step(4)
+    assert torch.equal(scan.read().distances, before)  # 1 of 3 steps: the old reading
+    # env 1 starts again: it alone reads afresh
+    one = torch.tensor([False, True])
+    scene.reset_to_default(one)
+    scene.forward(one)
+    after = scan.read().distances
+    assert torch.equal(after[0], before[0])
+    assert float((after[1] - before[1]).abs().max()) > 0.1
+    scene.step(4)
+    scene.step(4)  # the third step: every env reads afresh
+    assert not torch.equal(scan.read().distances[0], before[0])
+
+
+def test_a_contact_sensor_times_flights_and_stances():
+    cfg = scene_cfg(1, feet=BodyContactSensorCfg(bodies=".*_foot", history_length=2))
+    scene = standing(cfg, steps=10)
+    feet = scene.sensors["feet"]
+    dt = 4 * scene.engine.physics_dt
+    assert feet.body_names == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+    assert bool(feet.in_contact.all())
+    assert torch.allclose(feet.current_contact_time, torch.full((1, 4), 10 * dt), atol=1e-6)
+    assert bool((feet.force_history[:, 0].norm(dim=-1) > 1.0).all())
+    # lift the robot 30 cm: the feet leave the ground in the next step, then land
+    scene.engine.qpos[:, 2] += 0.3
+    scene.forward(torch.ones(1, dtype=torch.bool))
+    scene.step(4)
+    assert bool(feet.first_air.all()) and not bool(feet.in_contact.any())
+    assert torch.allclose(feet.last_contact_time, torch.full((1, 4), 11 * dt), atol=1e-6)
+    flight = 1
+    while not bool(feet.in_contact.any()):
+        scene.step(4)
+        flight += 1
+        assert flight < 50, "the robot never landed"
+    landed = feet.first_contact[0]
+    assert bool(landed.any())
+    assert torch.allclose(
+        feet.last_air_time[0][landed], torch.full((int(landed.sum()),), flight * dt), atol=1e-6
+    )
+    scene.reset_to_default(torch.ones(1, dtype=torch.bool))
+    assert float(feet.current_air_time.abs().sum() + feet.last_air_time.abs().sum()) == 0.0
+
+
+def test_sensor_configs_round_trip_through_saved_params():
+    cfg = scene_cfg(
+        scan=RayCasterCfg(pattern=GridPattern((1.0, 0.6), 0.2), update_period=2),
+        depth=RayCasterCfg(pattern=PinholePattern(8, 6), body="base", alignment="full"),
+        feet=BodyContactSensorCfg(bodies=(".*_foot",), threshold=5.0),
+    )
+    back = config_from_data(config_to_data(cfg), SceneCfg)
+    assert back.sensors == cfg.sensors
+    assert isinstance(back.sensors["depth"].pattern, PinholePattern)
+
+
+@pytest.mark.parametrize(
+    "sensor, message",
+    [
+        (RayCasterCfg(pattern=GridPattern((1.0, 1.0), 0.0)), "grid pattern needs"),
+        (RayCasterCfg(pattern=PinholePattern(0, 8)), "width must be an integer >= 1"),
+        (RayCasterCfg(pattern=LidarPattern(channels=0)), "channels must be an integer >= 1"),
+        (RayCasterCfg(body="tail"), "has no body 'tail'"),
+        (RayCasterCfg(alignment="roll"), "alignment must be one of"),
+        (RayCasterCfg(max_distance=0.0), "max_distance must be > 0"),
+        (RayCasterCfg(update_period=0), "update_period must be an integer >= 1"),
+        (RayCasterCfg(entity="crate"), "crate"),
+        (BodyContactSensorCfg(bodies="wing"), "wing"),
+        (BodyContactSensorCfg(history_length=0), "history_length must be"),
+        ("not a sensor", "must be a sensor config"),
+    ],
+)
+def test_bad_sensor_configs_are_one_line_errors(sensor, message):
+    with pytest.raises(RobolearnError, match=message) as info:
+        Scene(scene_cfg(1, bad=sensor), SimCfg(engine="cpu"))
+    assert "\n" not in str(info.value) and "bad" in str(info.value)
