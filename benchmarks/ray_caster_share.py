@@ -1,6 +1,6 @@
 """The ray caster's share of the env step: quadruped_walk_rough with its height scan read
-from the height field, from a 187-ray grid ray caster, and with a 64 x 48 depth pinhole
-beside it, side by side.
+from the height field and from a 187-ray grid ray caster, and quadruped_walk (flat ground)
+with a 64 x 48 depth pinhole on its trunk, side by side.
 
 Random actions in the training env (cpu engine unless ``--engine``), the variants
 interleaved round by round so that load on a shared machine falls on all alike. A ray
@@ -9,6 +9,9 @@ frames, MuJoCo's ray casts, the casts again past the robot's own bodies) over it
 variant's step, measured inside the same steps.
 
     python benchmarks/ray_caster_share.py --num_envs 1024
+
+A depth pinhole over the rough terrain's height field is far slower on cpu (its shallow
+rays cross many of the field's cells): ``--rough_depth_envs 64`` times one reading of it.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch
 from manipulation_step import Stopwatch, steps
 
 from robolearn import mdp
@@ -27,32 +32,50 @@ from robolearn.managers import ObservationTermCfg
 from robolearn.registry import get_task, load_tasks
 from robolearn.scene import GridPattern, PinholePattern, RayCasterCfg
 
-VARIANTS = ("height field", "187 rays", "187 rays + 64x48 depth")
+VARIANTS = ("height field", "187 rays", "flat, 64x48 depth")
+
+# a depth camera on the trunk, 10 degrees down, seeing 5 m
+DEPTH = RayCasterCfg(
+    pattern=PinholePattern(64, 48), offset=(0.25, 0.0, 0.0), rot=(0.996, 0.0, 0.087, 0.0),
+    alignment="full", max_distance=5.0,
+)  # fmt: skip
 
 
 def make(variant: str, num_envs: int, engine: str) -> ManagerBasedRLEnv:
-    cfg = get_task("quadruped_walk_rough").make_env_cfg()
+    task = "quadruped_walk" if "flat" in variant else "quadruped_walk_rough"
+    cfg = get_task(task).make_env_cfg()
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = engine
-    if variant != "height field":
-        sensors = {"scan": RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1))}
+    if variant == "187 rays":
+        cfg.scene.sensors = {"scan": RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1))}
         for group in cfg.observations.values():
             field = group.terms["height_scan"]
             group.terms["height_scan"] = dataclasses.replace(
                 field, params={**field.params, "sensor": "scan"}
             )
-        if "depth" in variant:  # a depth camera on the trunk, 20 degrees down
-            sensors["depth"] = RayCasterCfg(
-                pattern=PinholePattern(64, 48), offset=(0.25, 0.0, 0.0),
-                rot=(0.985, 0.0, 0.174, 0.0), alignment="full", max_distance=5.0,
-            )  # fmt: skip
-            cfg.observations["policy"].terms["depth"] = ObservationTermCfg(
-                mdp.ray_distances, params={"sensor": "depth"}
-            )
-        cfg.scene.sensors = sensors
+    elif "depth" in variant:
+        cfg.scene.sensors = {"depth": DEPTH}
+        cfg.observations["policy"].terms["depth"] = ObservationTermCfg(
+            mdp.ray_distances, params={"sensor": "depth"}
+        )
     env = ManagerBasedRLEnv(cfg)
     env.reset()
     return env
+
+
+def rough_depth_read(num_envs: int, engine: str) -> float:
+    """Seconds for one reading of the depth pinhole over the rough terrain."""
+    cfg = get_task("quadruped_walk_rough").make_env_cfg()
+    cfg.scene.num_envs = num_envs
+    cfg.sim.engine = engine
+    cfg.scene.sensors = {"depth": DEPTH}
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    depth = env.scene.sensors["depth"]
+    depth.invalidate(torch.ones(num_envs, dtype=torch.bool, device=env.device))
+    start = time.perf_counter()
+    depth.read()
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -61,8 +84,16 @@ def main() -> None:
     parser.add_argument("--engine", default="cpu")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10, help="env steps per round")
+    parser.add_argument("--rough_depth_envs", type=int, default=0)
     args = parser.parse_args()
     load_tasks()
+    if args.rough_depth_envs:
+        n = args.rough_depth_envs
+        seconds = rough_depth_read(n, args.engine)
+        rays = n * DEPTH.pattern.width * DEPTH.pattern.height
+        print(f"rough terrain, {n} envs: one 64x48 depth reading {seconds:.2f} s, "
+              f"{seconds / rays * 1e6:.1f} us per ray")  # fmt: skip
+        return
     envs = {v: make(v, args.num_envs, args.engine) for v in VARIANTS}
     watches = {
         v: {name: Stopwatch(s, ("_update",)) for name, s in env.scene.sensors.items()}
@@ -80,7 +111,7 @@ def main() -> None:
     total = args.rounds * args.steps * args.num_envs
     base = seconds["height field"]
     print(f"{args.num_envs} envs, {args.engine}, {args.rounds} rounds of {args.steps} steps")
-    print("| height scan | env steps/s | step time vs height field | scan share | depth share |")
+    print("| variant | env steps/s | step time vs height field | scan share | depth share |")
     print("|---|---:|---:|---:|---:|")
     for v in VARIANTS:
         share = {n: w.seconds / seconds[v] for n, w in watches[v].items()}

@@ -201,21 +201,46 @@ class RayCaster(Sensor):
         travelled = torch.zeros_like(dist)
         for _ in range(RECASTS):
             own = self._own(geom)
-            rows = None
-            if engine.host_side:  # cast again only in the envs that need it
-                with host_syncs_allowed():
-                    rows = own.any(dim=1).nonzero().flatten()
-                if rows.numel() == 0:
-                    break
             past = travelled + dist + _PAST
-            again, again_geom = self._cast_from(
-                origins + directions * past.unsqueeze(-1), directions, rows, dist, geom
-            )
+            start = origins + directions * past.unsqueeze(-1)
+            if engine.host_side:
+                recast = self._recast_own(start, directions, own)
+                if recast is None:
+                    break
+                again, again_geom = recast
+            else:  # every ray of every env: choosing them would wait for the device
+                again, again_geom = self._cast_from(start, directions)
             travelled = torch.where(own, past, travelled)
             dist = torch.where(own, again, dist)
             geom = torch.where(own, again_geom, geom)
         geom = torch.where(self._own(geom), -1, geom)
         return torch.where(geom >= 0, travelled + dist, -1.0), geom
+
+    def _recast_own(
+        self, origins: torch.Tensor, directions: torch.Tensor, own: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """Cast again the rays where ``own`` is set, on a host-side engine: only in the
+        envs that have any, each env's such rays first and padded to the most any env has
+        (a few of 187 under a quadruped's feet). None when there are none. The results
+        where ``own`` is not set are meaningless."""
+        with host_syncs_allowed():
+            rows = own.any(dim=1).nonzero().flatten()
+            if rows.numel() == 0:
+                return None
+            k = int(own[rows].sum(dim=1).max())
+        some = own[rows]
+        order = torch.argsort((~some).to(torch.int8), dim=1, stable=True)[:, :k]
+        pick = order.unsqueeze(-1).expand(-1, -1, 3)
+        some_dist, some_geom = self.scene.engine.cast_rays(
+            origins[rows].gather(1, pick), directions[rows].gather(1, pick), env_ids=rows,
+            geom_groups=self.cfg.geom_groups, static=self.cfg.hit_static,
+            exclude_body=self.body_id,
+        )  # fmt: skip
+        dist = torch.full_like(own, -1.0, dtype=torch.float32)
+        geom = torch.full_like(own, -1, dtype=torch.long)
+        dist[rows] = dist[rows].scatter(1, order, some_dist.float())
+        geom[rows] = geom[rows].scatter(1, order, some_geom)
+        return dist, geom
 
     def _own(self, geom: torch.Tensor) -> torch.Tensor:
         """(N, R) bool: the hits on the own entity's moving bodies."""
@@ -223,31 +248,15 @@ class RayCaster(Sensor):
         return (geom >= 0) & self._excluded[geom.clamp(min=0)]
 
     def _cast_from(
-        self,
-        origins: torch.Tensor,
-        directions: torch.Tensor,
-        rows: torch.Tensor | None = None,
-        dist: torch.Tensor | None = None,
-        geom: torch.Tensor | None = None,
+        self, origins: torch.Tensor, directions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One cast in every env, or in ``rows`` only (the other envs keep ``dist`` and
-        ``geom``)."""
+        """One cast of every ray in every env."""
         cfg = self.cfg
-        cast = {
-            "geom_groups": cfg.geom_groups,
-            "static": cfg.hit_static,
-            "exclude_body": self.body_id,
-        }
-        if rows is None:
-            new_dist, new_geom = self.scene.engine.cast_rays(origins, directions, **cast)
-            return new_dist.float(), new_geom
-        assert dist is not None and geom is not None
-        some_dist, some_geom = self.scene.engine.cast_rays(
-            origins[rows], directions[rows], env_ids=rows, **cast
-        )
-        dist, geom = dist.clone(), geom.clone()
-        dist[rows], geom[rows] = some_dist.float(), some_geom
-        return dist, geom
+        dist, geom = self.scene.engine.cast_rays(
+            origins, directions, geom_groups=cfg.geom_groups, static=cfg.hit_static,
+            exclude_body=self.body_id,
+        )  # fmt: skip
+        return dist.float(), geom
 
 
 def _carrier(scene: SensorHost, cfg: RayCasterCfg, name: str) -> tuple[int, bool]:
