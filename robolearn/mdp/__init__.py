@@ -82,6 +82,7 @@ from robolearn.mdp.rewards import (
 )
 from robolearn.mdp.sensor_events import randomize_encoder_bias, randomize_imu_mounting
 from robolearn.mdp.sensor_terms import (
+    camera_image,
     contact_air_time,
     contact_count,
     contact_states,
@@ -121,6 +122,7 @@ __all__ = [
     "base_height_below",
     "base_height_l2",
     "base_lin_vel",
+    "camera_image",
     "command_velocity_levels",
     "contact_air_time",
     "contact_count",

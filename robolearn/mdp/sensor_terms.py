@@ -1,5 +1,6 @@
 """Terms that read the scene's sensors (``SceneCfg.sensors``) by name: ray distances,
-contact states, and Isaac Lab's air-time and contact-count rewards over a contact sensor.
+camera images, contact states, and Isaac Lab's air-time and contact-count rewards over a
+contact sensor.
 
 The height scan over a ray caster is :class:`robolearn.mdp.height_scan` with ``sensor``.
 """
@@ -10,7 +11,8 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.mdp.protocol import TaskEnv
-from robolearn.scene.sensors import BodyContactSensor, RayCaster, Sensor
+from robolearn.scene.sensors import BodyContactSensor, Camera, RayCaster, Sensor
+from robolearn.scene.sensors.camera import DATA_TYPES
 
 
 def scene_sensor(env: TaskEnv, name: str, kind: type[Sensor]) -> Sensor:
@@ -62,3 +64,14 @@ def contact_count(env: TaskEnv, sensor: str, threshold: float = 1.0) -> torch.Te
     contacts = scene_sensor(env, sensor, BodyContactSensor)
     peak = contacts.force_history.norm(dim=-1).amax(dim=1)  # (N, B)
     return (peak > threshold).sum(-1).float()
+
+
+def camera_image(env: TaskEnv, sensor: str, data_type: str = "depth") -> torch.Tensor:
+    """A camera's image, flattened (H * W, or H * W * 3 for ``rgb``): depth in metres, RGB
+    scaled to [0, 1], segmentation as geom ids."""
+    camera = scene_sensor(env, sensor, Camera)
+    image = getattr(camera, data_type) if data_type in DATA_TYPES else None
+    if image is None:
+        raise RobolearnError(f"camera_image: data_type is one of {', '.join(DATA_TYPES)}")
+    image = image.float() / 255.0 if data_type == "rgb" else image.float()
+    return image.reshape(env.num_envs, -1)

@@ -10,7 +10,7 @@ objects beside it, and the selector terms use), ``models`` (where an MJCF comes 
 ``actuators`` (how the joints are driven), ``assembly`` (the MJCF, its entities and the
 engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
 (state computed once per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg
-found in any MJCF), ``sensors`` (ray casters, contact sensors with air time),
+found in any MJCF), ``sensors`` (ray casters, contact sensors with air time, cameras),
 ``terrain`` (a generated terrain's tiles in a running scene) and
 ``scene`` (the Scene, its step and its state).
 """
@@ -32,6 +32,7 @@ from robolearn.scene.robot import robot_scene
 from robolearn.scene.scene import Scene
 from robolearn.scene.sensors import (
     BodyContactSensorCfg,
+    CameraCfg,
     GridPattern,
     LidarPattern,
     PinholePattern,
@@ -42,6 +43,7 @@ from robolearn.scene.sensors import (
 __all__ = [
     "ActuatorNetCfg",
     "BodyContactSensorCfg",
+    "CameraCfg",
     "ContactSensorCfg",
     "DCMotorCfg",
     "EntityCfg",

@@ -15,7 +15,13 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationTermCfg, RewardTermCfg
 from robolearn.registry import get_task
 from robolearn.render.markers import collect_markers
-from robolearn.scene import BodyContactSensorCfg, EntityCfg, GridPattern, RayCasterCfg
+from robolearn.scene import (
+    BodyContactSensorCfg,
+    CameraCfg,
+    EntityCfg,
+    GridPattern,
+    RayCasterCfg,
+)
 from robolearn.sim.host_sync import forbid_host_syncs
 from robolearn.terrain import SubTerrainCfg, TerrainCfg
 
@@ -27,6 +33,7 @@ def rough_env(
     box: bool = False,
     types: tuple[str, ...] = TYPES,
     rewards: bool = False,
+    sensors: dict | None = None,
     **terms,
 ) -> ManagerBasedRLEnv:
     """quadruped_walk_rough on a small terrain, with a ray-cast scan beside the height
@@ -40,6 +47,7 @@ def rough_env(
     cfg.scene.sensors = {
         "scan": RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1), debug_vis=True),
         "touch": BodyContactSensorCfg(bodies=(".*_foot", ".*_thigh"), debug_vis=True),
+        **(sensors or {}),
     }
     if box:  # a heavy 10 cm box ahead of every robot (a free body: placed at each env's origin)
         cfg.scene.entities = {
@@ -122,6 +130,21 @@ def test_contact_terms_count_thighs_on_the_ground_and_reward_flights():
     )
     command[:, :2] = 0.0  # standing still: no reward for steps
     assert float(mdp.contact_air_time(env, "touch", "base_velocity", 0.5).abs().sum()) == 0.0
+
+
+def test_camera_images_are_observations():
+    env = rough_env(
+        sensors={"cam": CameraCfg(width=8, height=6, data_types=("rgb", "depth"), body="trunk")},
+        depth=ObservationTermCfg(mdp.camera_image, params={"sensor": "cam"}),
+        colour=ObservationTermCfg(mdp.camera_image, params={"sensor": "cam", "data_type": "rgb"}),
+    )
+    env.step(torch.zeros(env.num_envs, env.num_actions))
+    depth, colour = policy_terms(env, "depth", "colour")
+    cam = env.scene.sensors["cam"]
+    assert depth.shape == (4, 48) and colour.shape == (4, 144)
+    assert torch.equal(depth, cam.depth.reshape(4, -1))
+    assert torch.equal(colour, cam.rgb.reshape(4, -1).float() / 255)
+    assert float(depth.min()) > 0 and float(colour.max()) > 0.1  # it sees the ground, lit
 
 
 def test_sensors_draw_their_readings_when_asked():

@@ -12,6 +12,7 @@ from robolearn.config import config_from_data, config_to_data
 from robolearn.errors import RobolearnError
 from robolearn.scene import (
     BodyContactSensorCfg,
+    CameraCfg,
     EntityCfg,
     GridPattern,
     LidarPattern,
@@ -226,6 +227,50 @@ def test_sensor_configs_round_trip_through_saved_params():
     assert isinstance(back.sensors["depth"].pattern, PinholePattern)
 
 
+def camera_scene(num_envs: int = 2, engine: str = "cpu", **cameras) -> Scene:
+    """The quadruped 1.2 m from a red wall (its face at x = 1.15), standing still."""
+    cfg = quadruped_scene()
+    cfg.num_envs = num_envs
+    wall = EntityCfg(box=(0.05, 1.0, 0.5), free=False, pos=(1.2, 0, 0.5), rgba=(1.0, 0, 0, 1.0))
+    cfg.entities = {"wall": wall}
+    cfg.sensors = cameras
+    return standing(cfg, engine, steps=0)
+
+
+def test_a_camera_renders_the_wall_in_colour_depth_and_geom_ids():
+    """A camera on the trunk, and a pinhole ray caster with the same pose and lens: the
+    renderer's depth image is the rays' (two independent ways to the same numbers)."""
+    pose = {"body": "trunk", "offset": (0.3, 0.0, 0.05)}
+    scene = camera_scene(
+        cam=CameraCfg(
+            width=32, height=24, fov_y=45.0, data_types=("rgb", "depth", "segmentation"), **pose
+        ),
+        rays=RayCasterCfg(pattern=PinholePattern(32, 24, 45.0), alignment="full", **pose),
+    )
+    cam, rays = scene.sensors["cam"], scene.sensors["rays"].read()
+    rgb, depth, seg = cam.rgb, cam.depth, cam.segmentation
+    assert rgb.shape == (2, 24, 32, 3) and rgb.dtype == torch.uint8
+    assert depth.shape == (2, 24, 32) and seg.shape == (2, 24, 32)
+    # the wall fills the view's centre: red, at its distance, its geom's id
+    centre = rgb[:, 12, 16].int()
+    assert bool((centre[:, 0] > 40).all()) and bool((centre[:, 1:] < 10).all())
+    assert int(seg[0, 12, 16]) == scene.model.geom("wall/box").id
+    assert torch.allclose(depth[:, :12], rays.depth[:, :12], atol=1e-4)
+    assert abs(float(depth[0, 12, 16]) - 0.85) < 0.01  # 1.15 - (0.3 + the trunk's x)
+
+
+@pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
+def test_a_camera_fixed_in_the_env_and_what_it_does_not_render(engine):
+    scene = camera_scene(
+        1, engine, cam=CameraCfg(width=8, height=8, data_types=("depth",), offset=(0, 0, 0.5))
+    )
+    cam = scene.sensors["cam"]
+    assert cam.body_id is None
+    assert torch.allclose(cam.depth[0, 3:5, 3:5], torch.full((2, 2), 1.15), atol=1e-3)
+    with pytest.raises(RobolearnError, match="renders depth, not rgb"):
+        _ = cam.rgb
+
+
 @pytest.mark.parametrize(
     "sensor, message",
     [
@@ -239,6 +284,11 @@ def test_sensor_configs_round_trip_through_saved_params():
         (RayCasterCfg(entity="crate"), "crate"),
         (BodyContactSensorCfg(bodies="wing"), "wing"),
         (BodyContactSensorCfg(history_length=0), "history_length must be"),
+        (CameraCfg(width=0), "width must be an integer >= 1"),
+        (CameraCfg(data_types=("thermal",)), "data_types must name some of"),
+        (CameraCfg(fov_y=180.0), r"fov_y lies in \(0, 180\)"),
+        (CameraCfg(width=5000), "larger than the model's offscreen buffer"),
+        (CameraCfg(body="tail"), "has no body 'tail'"),
         ("not a sensor", "must be a sensor config"),
     ],
 )

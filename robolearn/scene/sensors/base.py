@@ -110,3 +110,18 @@ class Sensor:
     def _update(self, env_mask: torch.Tensor) -> None:
         """Compute the reading of (at least) the envs where ``env_mask`` is true; a sensor
         that computes in :meth:`step` has nothing to do here."""
+
+
+def find_body(scene: SensorHost, entity_name: str, body: str, sensor: str) -> int:
+    """The id of ``entity_name``'s body ``body`` (the entity's own name for it); a one-line
+    error naming sensor ``sensor`` and the entity's bodies where it has none such."""
+    entity = scene.entity(entity_name)
+    full = f"{entity.prefix}{body}"
+    ids = [b for b in entity.body_ids if scene.body_names[b] == full]
+    if not ids:
+        owned = ", ".join(entity.local_name(scene.body_names[b]) for b in entity.body_ids if b)
+        raise RobolearnError(
+            f"scene.sensors.{sensor}: entity {entity_name!r} has no body {body!r}; its "
+            f"bodies: {owned or 'none'}"
+        )
+    return ids[0]

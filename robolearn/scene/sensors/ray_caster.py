@@ -26,7 +26,7 @@ import torch
 from robolearn.errors import RobolearnError
 from robolearn.math import quat_mul, quat_rotate, yaw_quat
 from robolearn.scene.entities import ROBOT
-from robolearn.scene.sensors.base import Sensor, SensorCfg, SensorHost
+from robolearn.scene.sensors.base import Sensor, SensorCfg, SensorHost, find_body
 from robolearn.scene.sensors.ray_patterns import GridPattern, PinholePattern, RayPattern
 from robolearn.sim.host_sync import host_syncs_allowed
 
@@ -269,15 +269,8 @@ def _carrier(scene: SensorHost, cfg: RayCasterCfg, name: str) -> tuple[int, bool
                 "body that carries the sensor (body=...)"
             )
         return entity.root_body_id, True
-    full = f"{entity.prefix}{cfg.body}"
-    ids = [b for b in entity.body_ids if scene.body_names[b] == full]
-    if not ids:
-        owned = ", ".join(entity.local_name(scene.body_names[b]) for b in entity.body_ids if b)
-        raise RobolearnError(
-            f"scene.sensors.{name}: entity {cfg.entity!r} has no body {cfg.body!r}; its "
-            f"bodies: {owned or 'none'}"
-        )
-    return ids[0], ids[0] == entity.root_body_id
+    body = find_body(scene, cfg.entity, cfg.body, name)
+    return body, body == entity.root_body_id
 
 
 def _moving_geoms(scene: SensorHost, entity_name: str) -> torch.Tensor | None:
