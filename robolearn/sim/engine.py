@@ -488,9 +488,7 @@ class Engine(abc.ABC):
             mask = np.zeros(mujoco.mjNGROUP, dtype=np.uint8)
             for group in geom_groups:
                 if not 0 <= int(group) < mujoco.mjNGROUP:
-                    raise RobolearnError(
-                        f"geom groups lie in [0, {mujoco.mjNGROUP}), got {group}"
-                    )
+                    raise RobolearnError(f"geom groups lie in [0, {mujoco.mjNGROUP}), got {group}")
                 mask[int(group)] = 1
         return self._cast_rays(origins, directions, mask, bool(static), int(exclude_body), env_ids)
 
