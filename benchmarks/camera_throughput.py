@@ -1,7 +1,8 @@
 """Images per second of a camera sensor on the cpu engine, against the renderer's own
 ceiling measured bare, side by side.
 
-The scene is the quadruped with a camera on its trunk; each reading renders every env
+The scene is the quadruped with a camera on its trunk (shadows and reflections off, the
+camera's default; ``--shadows`` turns them on); each reading renders every env
 (its pose put into a host MjData, kinematics, MuJoCo's renderer, the image copied into
 the sensor's tensor). The bare ceiling renders one MjData again and again with the same
 renderer: no pose sync, no copy. Both run in one process, round by round in turn.
@@ -20,10 +21,13 @@ from robolearn.envs.quadruped import quadruped_scene
 from robolearn.scene import CameraCfg, Scene, SimCfg
 
 
-def camera_scene(num_envs: int, size: int, kind: str) -> Scene:
+def camera_scene(num_envs: int, size: int, kind: str, shadows: bool = False) -> Scene:
     cfg = quadruped_scene()
     cfg.num_envs = num_envs
-    cam = CameraCfg(width=size, height=size, data_types=(kind,), body="trunk", offset=(0.3, 0, 0))
+    cam = CameraCfg(
+        width=size, height=size, data_types=(kind,), body="trunk", offset=(0.3, 0, 0),
+        shadows=shadows, reflections=shadows,
+    )  # fmt: skip
     cfg.sensors = {"cam": cam}
     scene = Scene(cfg, SimCfg(engine="cpu"))
     every = torch.ones(num_envs, dtype=torch.bool)
@@ -66,13 +70,14 @@ def main() -> None:
     parser.add_argument("--num_envs", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--shadows", action="store_true", help="shadows and reflections on")
     args = parser.parse_args()
     print("| envs | image | kind | sensor images/s | bare images/s | sensor / bare | MB per env |")
     print("|---:|---|---|---:|---:|---:|---:|")
     for size in args.sizes:
         for kind in ("rgb", "depth"):
             for n in args.num_envs:
-                scene = camera_scene(n, size, kind)
+                scene = camera_scene(n, size, kind, args.shadows)
                 sensor_rate(scene, kind, 1)  # warm-up
                 sensor, bare = 0.0, 0.0
                 for _ in range(args.rounds):  # in turn, so load falls on both alike

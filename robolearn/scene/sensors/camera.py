@@ -59,6 +59,11 @@ class CameraCfg(SensorCfg):
     """The camera frame's orientation in the body's (or the env's) frame, w x y z."""
     max_distance: float = 10.0
     """Depth beyond this (m), or where nothing is drawn, reads ``max_distance``."""
+    shadows: bool = False
+    """Draw shadows. Off by default: with Mesa's software renderer the shadow map costs
+    3x the rest of a 64x64 RGB image (BENCHMARKS.md section 23)."""
+    reflections: bool = False
+    """Draw reflections (of a reflective floor); off by default, for speed likewise."""
 
     def build(self, name: str, scene: SensorHost) -> Camera:
         return Camera(self, name, scene)
@@ -105,6 +110,9 @@ class Camera(Sensor):
                 f"scene.sensors.{name}: cannot render offscreen ({exc}); install Mesa's EGL "
                 "(Debian: libegl1 libgl1-mesa-dri)"
             ) from None
+        flags = self._renderer.scene.flags  # kept by every update_scene
+        flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(cfg.shadows)
+        flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = int(cfg.reflections)
         self._data = mujoco.MjData(model)
         self._camera = mujoco.MjvCamera()
         self._camera.type = mujoco.mjtCamera.mjCAMERA_FREE
