@@ -234,9 +234,18 @@ class HeightScan:
     the base's heading; each value is base height - ground height - ``offset``. The ground
     is the highest static geom of the world under each point (a real robot reads a height
     map from its perception instead); on robolearn's flat ground that is the floor, z = 0,
-    as in training."""
+    as in training. A policy trained on a ray caster's scan (``sensor`` named) saw every
+    body under the grid; this reads the static world only, which is the same where nothing
+    else stands there."""
 
-    def __init__(self, robot: Robot, size=(1.6, 1.0), resolution: float = 0.1, offset: float = 0.5):
+    def __init__(
+        self,
+        robot: Robot,
+        size=(1.6, 1.0),
+        resolution: float = 0.1,
+        offset: float = 0.5,
+        sensor: str | None = None,
+    ):
         xs = np.arange(-size[0] / 2, size[0] / 2 + 1e-6, resolution)
         ys = np.arange(-size[1] / 2, size[1] / 2 + 1e-6, resolution)
         gx, gy = np.meshgrid(xs, ys, indexing="ij")
