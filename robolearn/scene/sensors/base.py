@@ -29,6 +29,7 @@ class SensorHost(Protocol):
     model: mujoco.MjModel
     engine: Engine
     body_names: list[str]
+    env_origins: torch.Tensor
 
     def entity(self, name: str) -> Any: ...
 

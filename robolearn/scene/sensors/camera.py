@@ -7,7 +7,9 @@ The camera looks along its frame's +x with +z up (as a robot's base and
 pose goes into one host ``MjData`` (its kinematics computed there), MuJoCo draws the scene
 from the camera's pose, and the images are stacked into tensors on the env's device. On
 the Warp engines this reads the state back to the host, once per reading. MuJoCo Warp's
-batch renderer would render every env at once on a GPU; it is not used yet.
+batch renderer would render every env at once on a GPU; it is not used yet. The scene is
+drawn as the model has it: per-env sizes and colours (``mdp.randomize_object``) are not
+drawn per env yet, as videos draw them.
 
 Readings (computed when first read after the state changed, at most once per
 ``update_period`` env steps):
@@ -60,8 +62,8 @@ class CameraCfg(SensorCfg):
     max_distance: float = 10.0
     """Depth beyond this (m), or where nothing is drawn, reads ``max_distance``."""
     shadows: bool = False
-    """Draw shadows. Off by default: with Mesa's software renderer the shadow map costs
-    3x the rest of a 64x64 RGB image (BENCHMARKS.md section 23)."""
+    """Draw shadows. Off by default: with shadows and reflections on, Mesa's software
+    renderer drew 6x fewer 64x64 RGB images per second (BENCHMARKS.md section 23)."""
     reflections: bool = False
     """Draw reflections (of a reflective floor); off by default, for speed likewise."""
 
@@ -177,10 +179,8 @@ class Camera(Sensor):
         scene = self.scene
         ids = torch.tensor(rows)
         if self.body_id is None:
-            origins = getattr(scene, "env_origins", None)
-            pos = torch.zeros(len(rows), 3, dtype=torch.float64)
-            if origins is not None:
-                pos = origins[ids.to(origins.device)].detach().cpu().double().clone()
+            origins = scene.env_origins
+            pos = origins[ids.to(origins.device)].detach().cpu().double().clone()
             quat = torch.zeros(len(rows), 4, dtype=torch.float64)
             quat[:, 0] = 1.0
         else:
