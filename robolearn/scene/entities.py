@@ -45,7 +45,9 @@ class EntityCfg:
     friction: tuple[float, float, float] = (1.0, 0.005, 0.0001)
     """The made object's friction (sliding, torsional, rolling), MuJoCo's defaults."""
     free: bool = True
-    """The box floats (has a free joint); False fixes it in the world."""
+    """The box floats (has a free joint); False fixes it in the world, at one place for
+    every env, which a scene with a generated terrain refuses (each env has its own tile
+    there)."""
     pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Where the entity's frame is placed, relative to each env's origin (m)."""
     keyframe: str | None = None

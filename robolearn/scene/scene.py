@@ -111,6 +111,8 @@ class Scene(SceneNames):
             else torch.zeros(self.num_envs, 3, device=self.device)
         )
         """(N, 3) where each env's robot spawns: its tile's center on a terrain, else 0."""
+        if self.terrain is not None:
+            self._refuse_fixed_entities()
         self.feet_body_ids = (
             torch.as_tensor(self.body_ids(list(cfg.feet)), device=self.device) if cfg.feet else None
         )
@@ -135,6 +137,22 @@ class Scene(SceneNames):
                 if f"sensors.{name}" in str(exc):
                     raise
                 raise RobolearnError(f"scene.sensors.{name}: {exc}") from None
+
+    def _refuse_fixed_entities(self) -> None:
+        """On a generated terrain each env has its own tile; an entity welded to the world
+        (no free joint) has one place for every env, so it would stand on one tile only."""
+        fixed = [
+            name
+            for name, entity in self.entities.items()
+            if entity.root_body_id is None and any(b != 0 for b in entity.body_ids)
+        ]
+        if fixed:
+            raise RobolearnError(
+                f"scene.entities: {', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} "
+                "fixed to the world, one place for every env, but on a generated terrain "
+                "each env has its own tile: give it a free joint (EntityCfg(free=True), "
+                "heavy to stay put) or leave the terrain out"
+            )
 
     def _find_root(self, root_body: str | None) -> tuple[int | None, int, int]:
         """The root body's id and its free joint's qpos and qvel addresses (the free joint

@@ -296,3 +296,18 @@ def test_bad_sensor_configs_are_one_line_errors(sensor, message):
     with pytest.raises(RobolearnError, match=message) as info:
         Scene(scene_cfg(1, bad=sensor), SimCfg(engine="cpu"))
     assert "\n" not in str(info.value) and "bad" in str(info.value)
+
+
+def test_a_fixed_entity_on_a_generated_terrain_is_a_one_line_error():
+    """A body welded to the world has one place for every env; on a terrain each env has
+    its own tile, so the box would stand on one of them only."""
+    from robolearn.terrain import SubTerrainCfg, TerrainCfg
+
+    cfg = scene_cfg()
+    cfg.terrain = TerrainCfg(
+        num_rows=1, num_cols=2, tile_size=(4.0, 4.0), border_width=1.0,
+        sub_terrains={"flat": SubTerrainCfg("flat")},
+    )  # fmt: skip
+    with pytest.raises(RobolearnError, match="step is fixed to the world") as info:
+        Scene(cfg, SimCfg(engine="cpu"))
+    assert "\n" not in str(info.value)
