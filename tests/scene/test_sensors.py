@@ -20,6 +20,7 @@ from robolearn.scene import (
     RayCasterCfg,
     Scene,
     SceneCfg,
+    SensorCfg,
     SimCfg,
 )
 
@@ -290,6 +291,7 @@ def test_a_camera_fixed_in_the_env_and_what_it_does_not_render(engine):
         (CameraCfg(width=5000), "larger than the model's offscreen buffer"),
         (CameraCfg(body="tail"), "has no body 'tail'"),
         ("not a sensor", "must be a sensor config"),
+        (SensorCfg(), "is no kind of sensor"),
     ],
 )
 def test_bad_sensor_configs_are_one_line_errors(sensor, message):

@@ -55,8 +55,12 @@ class SensorCfg:
     """Draw the sensor's readings in the viewers and videos."""
 
     def build(self, name: str, scene: SensorHost) -> Sensor:
-        """The sensor this config describes, in ``scene``."""
-        raise NotImplementedError
+        """The sensor this config describes, in ``scene`` (each kind of sensor's config
+        says which; this base config names none)."""
+        raise RobolearnError(
+            f"scene.sensors.{name}: {type(self).__name__} is no kind of sensor; use "
+            "RayCasterCfg, BodyContactSensorCfg or CameraCfg (or a config that builds one)"
+        )
 
     def check(self, name: str) -> None:
         """Raise a RobolearnError naming ``sensors.<name>`` for a field out of range."""
