@@ -103,13 +103,15 @@ class ActionScaling:
 
 def observation_space(env: ManagerBasedRLEnv, group: str = "policy") -> gym.spaces.Box:
     """One env's observation space of ``group``: float32, each column bounded by its term's
-    ``clip`` (then ``scale``), else by float32's finite range."""
+    ``clip`` (then ``scale``), else by float32's finite range; shaped (channels, height,
+    width) for an image group."""
     if group not in env.obs_buf:
         raise RobolearnError(
             f"observation group {group!r} not in the task; groups: {', '.join(env.obs_buf)}"
         )
     low, high = env.observation_manager.group_bounds(group)
-    low, high = low.clamp(min=-_F32_MAX), high.clamp(max=_F32_MAX)
+    shape = env.observation_manager.group_shapes[group]  # (C, H, W) for an image group
+    low, high = low.clamp(min=-_F32_MAX).reshape(shape), high.clamp(max=_F32_MAX).reshape(shape)
     return gym.spaces.Box(low.numpy().astype(np.float32), high.numpy().astype(np.float32))
 
 

@@ -79,16 +79,14 @@ def run_bench(
     ``device`` and ``engine`` choose where it runs as for ``robolearn train``: the engine
     ``device`` implies unless ``engine`` names one (they must agree); neither: the task's.
     """
-    from robolearn.adapters import RslRlVecEnv
+    from robolearn.app.agents import make_runner
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.rl.runner import Runner
 
     engine = resolve_device_engine(device, engine)
     setup = build_setup(task, overrides or [], num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
-    agent = setup.agent_cfg.to_rsl_rl(str(env.device))
-    agent["save_interval"] = 10**9
-    runner = Runner(RslRlVecEnv(env), agent, device=str(env.device))
+    setup.agent_cfg.save_interval = 10**9
+    runner = make_runner(env, setup.agent_cfg)
     policy = runner.get_inference_policy(device=str(env.device))
     rates = _env_rates(env, policy, seconds, rounds)
     iteration_s = _train_iteration_seconds(runner, env.device, train_iterations)

@@ -36,7 +36,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ManagerTerm, reset_term, resolve_term
-from robolearn.rl.policy import act
+from robolearn.rl.policy import act, forget, start_episodes
 
 SCHEMA_VERSION = 3
 """The layout of :func:`evaluate`'s result. Version 1 (no ``schema_version`` key) had no
@@ -99,18 +99,25 @@ def evaluate(env, policy, on_step: Callable[[], None] | None = None) -> dict[str
     commands = list(env.command_manager.terms.values())
     for term in commands:
         term.measure_steps = True
+    forget(policy)
+    # Inference mode, as training's rollouts step the env: terms that made their buffers
+    # there (inference tensors) cannot be written outside it, so an env trained in this
+    # process would fail at its first reset here otherwise.
     try:
-        obs, _ = env.reset()
-        for _ in range(env.max_episode_length):
-            obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, env.num_envs))
-            if on_step is not None:
-                on_step()
-            tally.add_step(reward, terminated, time_outs)
-            if not tally.active.any():
-                break
+        with torch.inference_mode():
+            obs, _ = env.reset()
+            for _ in range(env.max_episode_length):
+                start_episodes(policy, env)
+                obs, reward, terminated, time_outs, _ = env.step(act(policy, obs, env.num_envs))
+                if on_step is not None:
+                    on_step()
+                tally.add_step(reward, terminated, time_outs)
+                if not tally.active.any():
+                    break
     finally:
         for term in commands:
             term.measure_steps = False
+        forget(policy)  # a recurrent policy's state is of this env's batch: not for the next
     return _no_nan(tally.result())
 
 

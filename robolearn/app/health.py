@@ -298,7 +298,8 @@ class TrainingHealth:
         env = self.env
         if env is None or group not in env.observation_manager.term_dims:
             return ""
-        bad_cols = (~torch.isfinite(tensor)).flatten(0, -2).any(0).nonzero().flatten()
+        # (steps, envs, ...) -> (steps x envs, the group's flat columns): an image group's too
+        bad_cols = (~torch.isfinite(tensor)).flatten(2).flatten(0, 1).any(0).nonzero().flatten()
         terms = env.observation_manager.terms_at(group, bad_cols.tolist())
         if not terms:
             return ""

@@ -28,11 +28,11 @@ def training_bytes_per_env(agent: AgentCfg, group_dims: dict[str, int], num_acti
     """Bytes of rollout storage and of the update's mini-batches per env (module docstring).
 
     ``group_dims``: the size of each observation group the env makes."""
-    groups = {g for role in ("policy", "critic") for g in agent.obs_groups.get(role, [])}
+    groups = {g for role in agent.roles for g in agent.obs_groups.get(role, [])}
     observations = sum(group_dims.get(g, 0) for g in groups)
     steps = agent.num_steps_per_env
     rollout = steps * (observations + 3 * num_actions + 6)
-    samples = steps / agent.algorithm.num_mini_batches
+    samples = steps / (1 if agent.distillation.enabled else agent.algorithm.num_mini_batches)
     if agent.algorithm.symmetry.use_data_augmentation:
         samples *= 2
     hidden = sum(agent.policy.actor_hidden_dims) + sum(agent.policy.critic_hidden_dims)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from robolearn.app.agents import make_runner
 from robolearn.app.health import TrainingHealth
 from robolearn.app.memory import require_training_memory
 from robolearn.app.runs import (
@@ -300,15 +301,10 @@ def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
 
 def _make_runner(run: _Run, ctx: RunContext, run_info: dict[str, Any]) -> Runner:
     """The runner of ``run``; its checkpoints record ``run_info`` and the agent config."""
-    from robolearn.adapters import RslRlVecEnv
-
-    device = str(run.env.device)
-    agent = run.setup.agent_cfg.to_rsl_rl(device)
-    meta = {**run_info, "agent": agent, "robolearn_version": versions().get("robolearn")}
-    return Runner(
-        RslRlVecEnv(run.env),
-        agent,
-        device=device,
+    meta = {**run_info, "agent": None, "robolearn_version": versions().get("robolearn")}
+    return make_runner(
+        run.env,
+        run.setup.agent_cfg,
         run_dir=run.folder.path if ctx.dist.is_main else None,
         meta=meta,
         dist_info=ctx.dist,

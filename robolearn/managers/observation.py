@@ -1,4 +1,6 @@
-"""Observations: groups of terms (e.g. ``policy`` and ``critic``), each a flat float32 tensor.
+"""Observations: groups of terms (e.g. ``policy`` and ``critic``), each a float32 tensor:
+flat (num_envs, dim), or images (num_envs, channels, height, width) for a group with an
+``image_shape``, which CNN encoders read.
 
 Per term, in this order: compute, delay (``latency``), add noise (if the group enables
 corruption), clip, scale, then keep a history of ``history_length`` steps (oldest first,
@@ -84,6 +86,11 @@ class ObservationGroupCfg:
     """Apply each term's noise (typically on for the policy group while training)."""
     history_length: int | None = None
     """If set, overrides every term's ``history_length`` in this group."""
+    image_shape: tuple[int, int] | None = None
+    """(height, width), pixels: deliver the group as images (num_envs, channels, height,
+    width) for a CNN encoder instead of a flat vector. Each term's width (with its history)
+    must be a multiple of height x width, laid out channels first (``camera_image`` is);
+    a term's history stacks its frames as channels, oldest first. None: a flat group."""
 
 
 class _History:
@@ -211,7 +218,30 @@ class _Group:
             x = torch.cat(parts, dim=-1)
         for (name, _, _), cols, length in zip(self.terms, self._slices, lengths, strict=True):
             self.dims[name] = (cols.stop - cols.start) * max(length, 1)
+        if self.cfg.image_shape is not None:
+            return self._as_images(x)
         return x
+
+    def _as_images(self, x: torch.Tensor) -> torch.Tensor:
+        """The flat group as (num_envs, channels, height, width): a view, no copy."""
+        shape = self.cfg.image_shape
+        if (
+            not isinstance(shape, tuple | list)
+            or len(shape) != 2
+            or any(not isinstance(v, int) or v < 1 for v in shape)
+        ):
+            raise RobolearnError(
+                f"observations.{self.name}.image_shape must be (height, width) in pixels "
+                f">= 1, got {shape!r}"
+            )
+        pixels = shape[0] * shape[1]
+        odd = [f"{name} ({dim})" for name, dim in self.dims.items() if dim % pixels]
+        if odd:
+            raise RobolearnError(
+                f"observations.{self.name}: image_shape {tuple(shape)} needs every term's "
+                f"width to be a multiple of {pixels} pixels; not {', '.join(odd)}"
+            )
+        return x.view(x.shape[0], -1, shape[0], shape[1])
 
     def _raw(self, name: str, tcfg: ObservationTermCfg, fn: Any, raw: dict) -> torch.Tensor:
         """The term's output, (num_envs, k) float32, computed once per call per key."""
@@ -346,8 +376,14 @@ class ObservationManager(ManagerBase):
         }
         """Per group, each term's width."""
         sample = self.compute(update_history=False)
-        self.group_dims: dict[str, int] = {name: value.shape[-1] for name, value in sample.items()}
-        """Each group's width."""
+        self.group_shapes: dict[str, tuple[int, ...]] = {
+            name: tuple(value.shape[1:]) for name, value in sample.items()
+        }
+        """Each group's shape per env: (width,), or (channels, height, width) for images."""
+        self.group_dims: dict[str, int] = {
+            name: math.prod(shape) for name, shape in self.group_shapes.items()
+        }
+        """Each group's width (an image group's values per env)."""
 
     def _build_term(self, name: str, cfg: ObservationGroupCfg) -> _Group:
         return _Group(name, cfg, self.env)
@@ -356,7 +392,8 @@ class ObservationManager(ManagerBase):
         term.reset(env_mask)
 
     def compute(self, update_history: bool = True) -> dict[str, torch.Tensor]:
-        """Every group as a (num_envs, dim) float32 tensor."""
+        """Every group as a (num_envs, dim) float32 tensor, or (num_envs, channels, height,
+        width) for an image group."""
         # Groups often share terms (a critic sees what the policy sees, without noise):
         # each distinct (function, params) is evaluated once per call.
         raw: dict[tuple, torch.Tensor] = {}

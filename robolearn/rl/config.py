@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,9 +112,97 @@ class PpoAlgorithmCfg:
     """Mirror-symmetry augmentation or loss (off by default)."""
 
 
+RNN_TYPES = ("none", "lstm", "gru")
+"""The recurrent layers rsl-rl's ``RNNModel`` takes; ``none`` for a feed-forward model."""
+
+
+@dataclass
+class RecurrentCfg:
+    """A recurrent layer before the MLP (rsl-rl ``RNNModel``): the policy remembers what one
+    observation does not show (a blind walker's terrain, a velocity from positions). Its
+    hidden state is zeroed for each env whose episode ends."""
+
+    type: str = "none"
+    """``lstm``, ``gru`` or ``none`` (an MLP only)."""
+    hidden_dim: int = 256
+    """Width of the hidden state."""
+    num_layers: int = 1
+    """Stacked recurrent layers."""
+    critic: bool = True
+    """Whether the critic is recurrent too (else an MLP over its groups)."""
+
+
+@dataclass
+class CnnCfg:
+    """The convolutional encoder of each image observation group (rsl-rl ``CNNModel``,
+    chosen whenever the actor or critic reads a group with an ``image_shape``); its
+    flattened output joins the flat groups' values before the MLP. Per-layer fields take
+    one value for all layers or one per layer."""
+
+    output_channels: tuple[int, ...] = (16, 32, 32)
+    """Channels of each convolution."""
+    kernel_size: tuple[int, ...] = (8, 4, 3)
+    """Kernel size of each convolution, pixels."""
+    stride: tuple[int, ...] = (4, 2, 1)
+    """Stride of each convolution, pixels."""
+    padding: str = "none"
+    """``none``, or ``zeros``/``reflect``/``replicate``/``circular`` padding that keeps the
+    size (up to the stride)."""
+    max_pool: bool = False
+    """A 3x3 max pool of stride 2 after each convolution."""
+    global_pool: str = "none"
+    """``none``, ``max`` or ``avg``: pool each channel's map to one value at the end."""
+    norm: str = "none"
+    """``none``, ``batch`` or ``layer`` normalization after each convolution."""
+
+    def to_rsl_rl(self) -> dict[str, Any]:
+        """rsl-rl's ``cnn_cfg`` (the activation is the policy's)."""
+        return {
+            "output_channels": list(self.output_channels),
+            "kernel_size": list(self.kernel_size),
+            "stride": list(self.stride),
+            "padding": self.padding,
+            "max_pool": self.max_pool,
+            "global_pool": self.global_pool,
+            "norm": self.norm,
+        }
+
+    def output_size(self, height: int, width: int) -> tuple[int, int]:
+        """The last feature map's (height, width) for an image of that size; a size under
+        1 means the image is too small for these layers."""
+
+        def per_layer(value, i):
+            return value[i] if isinstance(value, tuple | list) else value
+
+        size = [height, width]
+        for i in range(len(self.output_channels)):
+            k, s = per_layer(self.kernel_size, i), per_layer(self.stride, i)
+            if self.padding != "none":  # rsl-rl pads to keep ceil(size / stride)
+                size = [math.ceil(v / s) for v in size]
+            else:
+                size = [(v - k) // s + 1 for v in size]
+            if self.max_pool:
+                size = [math.ceil(v / 2) for v in size]
+        if self.global_pool != "none":
+            return (1, 1) if min(size) >= 1 else (size[0], size[1])
+        return size[0], size[1]
+
+    def check_fits(self, group: str, height: int, width: int) -> None:
+        """Raise RobolearnError if ``group``'s (height, width) images are too small."""
+        out = self.output_size(height, width)
+        if min(out) < 1:
+            raise RobolearnError(
+                f"agent.policy.cnn does not fit observation group {group!r}: its "
+                f"{height}x{width} images shrink to {out[0]}x{out[1]} after kernels "
+                f"{tuple(self.kernel_size)} with strides {tuple(self.stride)}; use smaller "
+                "kernels or strides, fewer layers, padding, or larger images"
+            )
+
+
 @dataclass
 class PolicyCfg:
-    """Actor and critic MLPs (rsl-rl ``MLPModel``) and the action distribution."""
+    """Actor and critic networks (rsl-rl ``MLPModel``; ``CNNModel`` where they read image
+    groups; ``RNNModel`` with ``recurrent``) and the action distribution."""
 
     actor_hidden_dims: tuple[int, ...] = (128, 128, 128)
     """Hidden layer widths of the actor."""
@@ -125,11 +214,42 @@ class PolicyCfg:
     """Initial standard deviation of the Gaussian action distribution."""
     obs_normalization: bool = True
     """Normalize observations with running statistics (folded into exported policies)."""
+    recurrent: RecurrentCfg = field(default_factory=RecurrentCfg)
+    """An LSTM or GRU before the MLPs (off by default)."""
+    cnn: CnnCfg = field(default_factory=CnnCfg)
+    """The encoder of image observation groups (used only where a network reads one)."""
     compile: bool = False
     """Train with the actor's and critic's MLPs compiled by ``torch.compile`` (fused
     activations: 0.8x the mirrored bf16 update of humanoid_walk on this CPU) at the cost of
     seconds of compilation when training starts; on a CPU it needs a C++ compiler. The
     checkpoints are the same files; play and export run the plain modules."""
+
+
+@dataclass
+class DistillationCfg:
+    """Teacher-student distillation (rsl-rl's ``Distillation``) instead of PPO: the actor
+    (the student, reading ``obs_groups.student``) learns on its own rollouts to act as a
+    trained teacher acts (reading ``obs_groups.teacher``): DAgger-style behaviour cloning,
+    for a policy without the privileged observations its teacher had (a height scan, true
+    velocities). Rewards are logged, not learned from."""
+
+    enabled: bool = False
+    """Distill instead of PPO."""
+    teacher: str = ""
+    """The teacher's checkpoint: a ``model_<iteration>.pt`` path, or ``pretrained:<task>``
+    for the one shipped with robolearn. Its network and observation normalizer are loaded
+    and kept frozen."""
+    learning_rate: float = 1.0e-3
+    """Adam learning rate of the student."""
+    num_learning_epochs: int = 1
+    """Passes over the rollout per iteration."""
+    gradient_length: int = 24
+    """Env steps of a rollout per gradient step (truncated backpropagation through time for
+    a recurrent student); best a divisor of num_learning_epochs x num_steps_per_env."""
+    max_grad_norm: float = 1.0
+    """Gradient norm clip."""
+    loss_type: str = "mse"
+    """``mse`` or ``huber`` between the student's and the teacher's actions."""
 
 
 @dataclass
@@ -147,11 +267,15 @@ class AgentCfg:
     obs_groups: dict[str, list[str]] = field(
         default_factory=lambda: {"actor": ["policy"], "critic": ["policy"]}
     )
-    """Which observation groups feed the actor and the critic."""
+    """Which observation groups feed the actor and the critic (with distillation: the
+    student and the teacher)."""
     algorithm: PpoAlgorithmCfg = field(default_factory=PpoAlgorithmCfg)
     """PPO hyperparameters."""
     policy: PolicyCfg = field(default_factory=PolicyCfg)
     """Network shapes and action noise."""
+    distillation: DistillationCfg = field(default_factory=DistillationCfg)
+    """Distill a student from a teacher instead of PPO (off by default); ``obs_groups`` then
+    names ``student`` and ``teacher`` groups."""
     logger: str = "tensorboard"
     """``tensorboard`` or ``wandb``."""
     check_for_nan: bool = True
@@ -208,28 +332,101 @@ class AgentCfg:
                 raise RobolearnError(f"agent.policy.{name} must be widths >= 1, got {dims}")
         if self.logger not in ("tensorboard", "wandb"):
             raise RobolearnError(f"agent.logger must be tensorboard or wandb, got {self.logger!r}")
-        for role in ("actor", "critic"):
+        self._validate_distillation()
+        for role in self.roles:
             if not self.obs_groups.get(role):
-                raise RobolearnError(f"agent.obs_groups.{role} must name observation groups")
+                why = " (a distillation's roles are student and teacher)" * (role == "student")
+                raise RobolearnError(f"agent.obs_groups.{role} must name observation groups{why}")
+        r = p.recurrent
+        if r.type not in RNN_TYPES:
+            raise RobolearnError(
+                f"agent.policy.recurrent.type must be one of {', '.join(RNN_TYPES)}, got {r.type!r}"
+            )
+        for name, value in (("hidden_dim", r.hidden_dim), ("num_layers", r.num_layers)):
+            if not isinstance(value, int) or value < 1:
+                raise RobolearnError(f"agent.policy.recurrent.{name} must be >= 1, got {value}")
+        self._validate_cnn(p.cnn)
 
-    def to_rsl_rl(self, device: str | None = None) -> dict[str, Any]:
+    @property
+    def roles(self) -> tuple[str, str]:
+        """The networks ``obs_groups`` feeds: actor and critic, or student and teacher."""
+        return ("student", "teacher") if self.distillation.enabled else ("actor", "critic")
+
+    @staticmethod
+    def _validate_cnn(c: CnnCfg) -> None:
+        layers = len(c.output_channels)
+        if layers < 1 or any(not isinstance(v, int) or v < 1 for v in c.output_channels):
+            raise RobolearnError(
+                f"agent.policy.cnn.output_channels must be channel counts >= 1, got "
+                f"{c.output_channels}"
+            )
+        for name in ("kernel_size", "stride"):
+            value = getattr(c, name)
+            values = value if isinstance(value, tuple | list) else (value,)
+            if any(not isinstance(v, int) or v < 1 for v in values) or (
+                isinstance(value, tuple | list) and len(values) not in (1, layers)
+            ):
+                raise RobolearnError(
+                    f"agent.policy.cnn.{name} must be one integer >= 1 or one per layer "
+                    f"({layers}), got {value}"
+                )
+        for name, valid in (
+            ("padding", ("none", "zeros", "reflect", "replicate", "circular")),
+            ("global_pool", ("none", "max", "avg")),
+            ("norm", ("none", "batch", "layer")),
+        ):
+            if getattr(c, name) not in valid:
+                raise RobolearnError(
+                    f"agent.policy.cnn.{name} must be one of {', '.join(valid)}, got "
+                    f"{getattr(c, name)!r}"
+                )
+
+    def _validate_distillation(self) -> None:
+        d = self.distillation
+        if not d.enabled:
+            return
+        if not d.teacher:
+            raise RobolearnError(
+                "agent.distillation.enabled needs a teacher checkpoint: set "
+                "agent.distillation.teacher to a model_<iteration>.pt path or pretrained:<task>"
+            )
+        for name, value in (
+            ("num_learning_epochs", d.num_learning_epochs),
+            ("gradient_length", d.gradient_length),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise RobolearnError(f"agent.distillation.{name} must be >= 1, got {value}")
+        for name, value in (("learning_rate", d.learning_rate), ("max_grad_norm", d.max_grad_norm)):
+            if not (math.isfinite(value) and value > 0):
+                raise RobolearnError(
+                    f"agent.distillation.{name} must be a finite number > 0, got {value}"
+                )
+        if d.loss_type not in ("mse", "huber"):
+            raise RobolearnError(
+                f"agent.distillation.loss_type must be mse or huber, got {d.loss_type!r}"
+            )
+        if self.algorithm.symmetry.enabled:
+            raise RobolearnError(
+                "agent.algorithm.symmetry does not apply to distillation (rsl-rl's "
+                "Distillation has no symmetry extension); turn it off"
+            )
+
+    def to_rsl_rl(
+        self,
+        device: str | None = None,
+        image_groups: AbstractSet[str] = frozenset(),
+        teacher: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """rsl-rl 5's train config, as the runner takes it; ``device`` (the training device)
-        resolves ``use_mixed_precision="auto"`` (None: off)."""
+        resolves ``use_mixed_precision="auto"`` (None: off). ``image_groups``: the env's
+        observation groups that are images, which the networks reading them encode with a
+        CNN. ``teacher``: for distillation, the teacher's actor config (rsl-rl's, as its
+        checkpoint records it)."""
         a, p = self.algorithm, self.policy
+        mixed = fast_bf16(device) if a.use_mixed_precision == "auto" else a.use_mixed_precision
 
-        def model(hidden: tuple[int, ...], stochastic: bool) -> dict[str, Any]:
-            cfg: dict[str, Any] = {
-                "class_name": "MLPModel",
-                "hidden_dims": list(hidden),
-                "activation": p.activation,
-                "obs_normalization": p.obs_normalization,
-            }
-            if stochastic:
-                cfg["distribution_cfg"] = {
-                    "class_name": "GaussianDistribution",
-                    "init_std": p.init_noise_std,
-                }
-            return cfg
+        def model(hidden: tuple[int, ...], stochastic: bool, role: str) -> dict[str, Any]:
+            return self._model_cfg(role, hidden, stochastic, image_groups)
 
         symmetry = None
         if a.symmetry.enabled:
@@ -239,10 +436,37 @@ class AgentCfg:
                 "use_mirror_loss": a.symmetry.use_mirror_loss,
                 "mirror_loss_coeff": a.symmetry.mirror_loss_coeff,
             }
-        return {
+        common = {
             "num_steps_per_env": self.num_steps_per_env,
             "save_interval": self.save_interval,
             "obs_groups": {k: list(v) for k, v in self.obs_groups.items()},
+            "logger": self.logger,
+            "check_for_nan": self.check_for_nan,
+            "compile": p.compile,
+        }
+        if self.distillation.enabled:
+            d = self.distillation
+            if teacher is None:
+                raise RobolearnError(
+                    f"distillation needs the teacher's model config (from {d.teacher})"
+                )
+            return {
+                **common,
+                "algorithm": {
+                    "class_name": "Distillation",
+                    "learning_rate": d.learning_rate,
+                    "num_learning_epochs": d.num_learning_epochs,
+                    "gradient_length": d.gradient_length,
+                    "max_grad_norm": d.max_grad_norm,
+                    "loss_type": d.loss_type,
+                    "use_mixed_precision": mixed,
+                },
+                "student": model(p.actor_hidden_dims, stochastic=True, role="student"),
+                "teacher": dict(teacher),
+                "teacher_checkpoint": d.teacher,
+            }
+        return {
+            **common,
             "algorithm": {
                 "class_name": "PPO",
                 "learning_rate": a.learning_rate,
@@ -257,14 +481,45 @@ class AgentCfg:
                 "value_loss_coef": a.value_loss_coef,
                 "max_grad_norm": a.max_grad_norm,
                 "use_clipped_value_loss": a.use_clipped_value_loss,
-                "use_mixed_precision": (
-                    fast_bf16(device) if a.use_mixed_precision == "auto" else a.use_mixed_precision
-                ),
+                "use_mixed_precision": mixed,
                 "symmetry_cfg": symmetry,
             },
-            "actor": model(p.actor_hidden_dims, stochastic=True),
-            "critic": model(p.critic_hidden_dims, stochastic=False),
-            "logger": self.logger,
-            "check_for_nan": self.check_for_nan,
-            "compile": p.compile,
+            "actor": model(p.actor_hidden_dims, stochastic=True, role="actor"),
+            "critic": model(p.critic_hidden_dims, stochastic=False, role="critic"),
         }
+
+    def _model_cfg(
+        self, role: str, hidden: tuple[int, ...], stochastic: bool, image_groups: AbstractSet[str]
+    ) -> dict[str, Any]:
+        """rsl-rl's config of the network of ``role``: a CNN where it reads image groups, a
+        recurrent network where ``policy.recurrent`` asks for one, else an MLP."""
+        p = self.policy
+        images = [g for g in self.obs_groups.get(role, []) if g in image_groups]
+        recurrent = p.recurrent.type != "none" and (
+            role in ("actor", "student") or p.recurrent.critic
+        )
+        if images and recurrent:
+            raise RobolearnError(
+                f"agent.obs_groups.{role} reads image group(s) {', '.join(images)} and "
+                "agent.policy.recurrent is on: rsl-rl has no model that is both "
+                "convolutional and recurrent; give the recurrent network flat groups only "
+                "(a frame history stands in for memory)"
+            )
+        cfg: dict[str, Any] = {
+            "class_name": "CNNModel" if images else "RNNModel" if recurrent else "MLPModel",
+            "hidden_dims": list(hidden),
+            "activation": p.activation,
+            "obs_normalization": p.obs_normalization,
+        }
+        if images:
+            cfg["cnn_cfg"] = p.cnn.to_rsl_rl()
+        if recurrent:
+            cfg["rnn_type"] = p.recurrent.type
+            cfg["rnn_hidden_dim"] = p.recurrent.hidden_dim
+            cfg["rnn_num_layers"] = p.recurrent.num_layers
+        if stochastic:
+            cfg["distribution_cfg"] = {
+                "class_name": "GaussianDistribution",
+                "init_std": p.init_noise_std,
+            }
+        return cfg

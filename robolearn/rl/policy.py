@@ -48,3 +48,22 @@ def act(policy, obs: dict[str, torch.Tensor], num_envs: int) -> torch.Tensor:
     from tensordict import TensorDict
 
     return policy(TensorDict(obs, batch_size=[num_envs]))
+
+
+def start_episodes(policy, env) -> None:
+    """Zero a recurrent policy's memory of the envs whose episodes just began (their
+    ``episode_length_buf`` is 0): call it before each action. rsl-rl's models and
+    ``load_policy``'s policies take the mask; a feed-forward policy ignores it."""
+    reset = getattr(policy, "reset", None)
+    if reset is not None:
+        with torch.inference_mode():  # the state was made acting, in inference mode
+            reset(env.episode_length_buf == 0)
+
+
+def forget(policy) -> None:
+    """Drop a recurrent policy's state of every env (the next call starts afresh, at any
+    batch size); no effect on a feed-forward policy."""
+    reset = getattr(policy, "reset", None)
+    if reset is not None:
+        with torch.inference_mode():
+            reset()

@@ -1,10 +1,11 @@
-"""rsl-rl's PPO as robolearn trains with it, and its construction.
+"""rsl-rl's algorithms as robolearn trains with them, and their construction.
 
 :class:`PPO` is rsl-rl's algorithm with one change: with symmetry augmentation on, its
 symmetry extension is :class:`~robolearn.rl.symmetry.SharedForwardSymmetry`, which takes the
-mirror loss from the update's own actor pass. :func:`build_ppo` builds it, its models and
-its rollout storage with rsl-rl's own construction (``PPO.construct_algorithm``), so that
-the modules are made, and draw their initial weights, in rsl-rl's order.
+mirror loss from the update's own actor pass. :func:`build_algorithm` builds it (or rsl-rl's
+``Distillation``), its models and its rollout storage with rsl-rl's own construction
+(``construct_algorithm``), so that the modules are made, and draw their initial weights, in
+rsl-rl's order.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import rsl_rl.algorithms
 from rsl_rl.utils import resolve_callable
 
+from robolearn.rl.config import CnnCfg
 from robolearn.rl.symmetry import SharedForwardSymmetry
 
 
@@ -28,19 +30,36 @@ class PPO(rsl_rl.algorithms.PPO):
             self.symmetry = SharedForwardSymmetry(**symmetry_cfg)
 
 
-def build_ppo(env: Any, cfg: dict[str, Any], device: str) -> rsl_rl.algorithms.PPO:
+def build_algorithm(env: Any, cfg: dict[str, Any], device: str) -> Any:
     """The algorithm ``cfg`` (rsl-rl's train config) names, with its models and storage,
-    built by rsl-rl on ``env``'s observations; rsl-rl's PPO becomes :class:`PPO`.
+    built by rsl-rl on ``env``'s observations; rsl-rl's PPO becomes :class:`PPO`. A CNN
+    that does not fit its image group's size is a RobolearnError.
 
     rsl-rl resolves ``cfg["obs_groups"]`` while building; the resolved groups are written
     back into ``cfg``, as rsl-rl's runner does (checkpoints record them). rsl-rl's printout
     of the models is dropped: the configs are saved in the run folder.
     """
     algorithm = dict(cfg["algorithm"])
-    if resolve_callable(algorithm["class_name"]) is rsl_rl.algorithms.PPO:
-        algorithm["class_name"] = PPO
-    construction = {**cfg, "algorithm": algorithm}
+    cls = resolve_callable(algorithm["class_name"])
+    if cls is rsl_rl.algorithms.PPO:
+        algorithm["class_name"] = cls = PPO
+    obs = env.get_observations()
+    _check_cnns_fit(cfg, obs)
+    construction = {k: v for k, v in cfg.items() if k != "teacher_checkpoint"}
+    construction["algorithm"] = algorithm
     with contextlib.redirect_stdout(io.StringIO()):
-        alg = PPO.construct_algorithm(env.get_observations(), env, construction, device)
+        alg = cls.construct_algorithm(obs, env, construction, device)
     cfg["obs_groups"] = construction["obs_groups"]
     return alg
+
+
+def _check_cnns_fit(cfg: dict[str, Any], obs: Any) -> None:
+    """Each CNN model's layers leave at least one pixel of each image group it reads."""
+    for role, model in cfg.items():
+        if not isinstance(model, dict) or model.get("class_name") != "CNNModel":
+            continue
+        layers = CnnCfg(**model["cnn_cfg"])
+        for group in cfg["obs_groups"].get(role, []):
+            if obs[group].dim() == 4:
+                h, w = obs[group].shape[2:]
+                layers.check_fits(group, int(h), int(w))

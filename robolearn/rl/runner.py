@@ -1,7 +1,7 @@
 """The runner: rsl-rl's PPO in robolearn's learning loop.
 
-The runner composes rsl-rl's PPO (:func:`robolearn.rl.ppo.build_ppo`: rsl-rl's own
-construction of the models, the rollout storage and the algorithm) and calls its public
+The runner composes rsl-rl's PPO or Distillation (:func:`robolearn.rl.ppo.build_algorithm`:
+rsl-rl's own construction of the models, the rollout storage and the algorithm) and calls its public
 steps (``act``, ``process_env_step``, ``compute_returns``, ``update``, ``save``, ``load``);
 the loop around them is ours: it stops cleanly between env steps when asked (SIGINT,
 SIGTERM), writes checkpoints atomically with the iteration count, learning rate and random
@@ -26,7 +26,7 @@ from robolearn.errors import RobolearnError
 from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
-from robolearn.rl.ppo import build_ppo
+from robolearn.rl.ppo import build_algorithm
 from robolearn.threads import single_threaded, threads_for, update_threads
 
 
@@ -147,7 +147,9 @@ class Runner:
             if dist_info.enabled
             else None
         )
-        self.alg = build_ppo(env, self.cfg, device)
+        self.alg = build_algorithm(env, self.cfg, device)
+        self.distilling = "student" in self.cfg
+        """Whether the algorithm is rsl-rl's Distillation (a student and its teacher)."""
         self.run_dir = run_dir
         self.meta = meta or {}
         self.iterations = 0
@@ -217,9 +219,22 @@ class Runner:
         self.restore(data)
         return data
 
+    def load_teacher(self, data: dict[str, Any], source: str) -> None:
+        """Load a distillation's teacher from a PPO checkpoint's ``data`` (its actor and
+        observation normalizer); ``source`` names it in errors."""
+        try:
+            self.alg.load(data["model"], {"teacher": True}, strict=True)
+        except (RuntimeError, KeyError) as exc:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise RobolearnError(
+                f"teacher {source} does not fit agent.obs_groups.teacher of this task "
+                f"({reason}); the teacher group must hold what the teacher was trained on"
+            ) from exc
+
     def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
         """Load the policy (and, for resuming, optimizer, counters and random state)."""
-        load_cfg = {"actor": True, "critic": True, "optimizer": training_state}
+        nets = ("student", "teacher") if self.distilling else ("actor", "critic")
+        load_cfg = {**dict.fromkeys(nets, True), "optimizer": training_state}
         self.alg.load(data["model"], load_cfg, strict=True)
         if training_state:
             self.iterations = int(data["iterations"])
@@ -291,6 +306,8 @@ class Runner:
                 env.episode_length_buf, high=int(env.max_episode_length)
             )
         obs = env.get_observations().to(self.device)
+        if self.distilling and not self.alg.teacher_loaded:
+            raise RobolearnError("distillation needs its teacher loaded (Runner.load_teacher)")
         if self.cfg.get("compile"):
             self.compile_networks()
         self.alg.train_mode()
@@ -307,8 +324,9 @@ class Runner:
         parameters and state-dict keys, so checkpoints do not change."""
         if self._compiled:
             return
-        for model in (self.alg.actor, self.alg.critic):
-            model.mlp.compile(dynamic=False)
+        nets = ("student",) if self.distilling else ("actor", "critic")
+        for name in nets:
+            getattr(self.alg, name).mlp.compile(dynamic=False)
         self._compiled = True
 
     def _stop_together(self, stop: StopRequest) -> bool:
@@ -361,10 +379,14 @@ class Runner:
         """Threads of the PPO update on the CPU (robolearn.threads): the cores this process
         was given, or 1 for networks too small to share between threads."""
         cfg = self.cfg
-        rows = cfg["num_steps_per_env"] * self.env.num_envs // cfg["algorithm"]["num_mini_batches"]
+        batches = cfg["algorithm"].get("num_mini_batches", 1)
+        rows = cfg["num_steps_per_env"] * self.env.num_envs // batches
+        roles = ("student",) if self.distilling else ("actor", "critic")
+        if any(cfg[role].get("class_name") != "MLPModel" for role in roles):
+            return self._torch_threads  # convolutions and recurrences share well
         return max(
             update_threads(self._torch_threads, rows, cfg[role].get("hidden_dims", []))
-            for role in ("actor", "critic")
+            for role in roles
         )
 
     # ---- logging ----------------------------------------------------------------------

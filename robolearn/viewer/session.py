@@ -190,13 +190,14 @@ class PolicyActions(ActionSource):
         self.iteration = int(data.get("iterations", 0))
 
     def __call__(self, env) -> torch.Tensor:
-        from robolearn.rl.policy import act
+        from robolearn.rl.policy import act, start_episodes
         from robolearn.threads import single_threaded
 
         # A viewer's batch is a few envs: on more threads, torch's workers spin against
         # MuJoCo's (and a training run's) for a forward pass of microseconds (measured: 2 ms
         # per step on 2 threads for 16 humanoids, a third of the viewer's CPU time)
         with single_threaded(env.device):
+            start_episodes(self.policy, env)
             return act(self.policy, env.obs_buf, env.num_envs)
 
     def info(self) -> dict[str, Any]:
