@@ -18,7 +18,6 @@ holds other files.
 
 from __future__ import annotations
 
-import copy
 import inspect
 import io
 import json
@@ -38,25 +37,12 @@ import numpy as np
 import torch
 
 from robolearn import mdp
+from robolearn.app.policy_nets import NetSpec, network_of, run_network
 from robolearn.app.runs import remove_stale_temp_files
 from robolearn.config import callable_name, to_dict
-from robolearn.errors import RobolearnError
 from robolearn.files import sha256_of
 
-
-class _ExportPolicy(torch.nn.Module):
-    """normalize -> MLP -> deterministic action, on one flat observation vector."""
-
-    def __init__(self, model) -> None:
-        super().__init__()
-        self.normalizer = copy.deepcopy(model.obs_normalizer).cpu().eval()
-        self.mlp = copy.deepcopy(model.mlp).cpu().eval()
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.mlp(self.normalizer(obs))
-
-
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of ``policy.json``'s layout. Version 1 (no ``schema_version`` key) listed the
 observation terms with their sizes, the action terms and the control period; version 2 adds
 what a program without robolearn needs to rebuild the observation and apply the action;
@@ -65,7 +51,9 @@ version 3 adds ``checkpoint`` (the path and iteration of the checkpoint exported
 a reader tells the set of files it was written with from a mixed one; version 4 adds
 ``robot.root_pose`` (the base's start pose), ``robot.drives`` (each driven joint's gains and
 torque limit, for a program that runs the position loop itself on torque motors) and
-``action.held_actuators.joints``. Keys are only ever added, so a reader of an earlier
+``action.held_actuators.joints``; version 5 adds ``network`` (the graph's inputs and outputs,
+its image inputs' shapes and its recurrent state) and ``observation.images`` (per image
+group its shape and terms). Keys are only ever added, so a reader of an earlier
 version reads a later one."""
 
 FILES = {"onnx": "policy.onnx", "torchscript": "policy.pt"}
@@ -83,22 +71,33 @@ _SUBTRACTS = {mdp.joint_pos_rel: "default_joint_pos"}
 
 
 def describe(
-    env, obs_groups: list[str], task: str | None = None, overrides: list[str] | None = None
+    env,
+    obs_groups: list[str],
+    task: str | None = None,
+    overrides: list[str] | None = None,
+    image_groups: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the exported policy's input and output vectors hold, and enough about each
     part to compute it outside robolearn's managers (``policy.json`` but for the keys
-    :func:`export_policy` adds about the files, ``checkpoint`` and ``files``).
-    ``overrides``: the ``env.`` overrides the policy was trained with (``robolearn play``
-    rebuilds its task with them)."""
+    :func:`export_policy` adds about the files, ``checkpoint``, ``files`` and ``network``).
+    ``obs_groups``: the flat groups of the observation vector; ``image_groups``: those
+    given as images. ``overrides``: the ``env.`` overrides the policy was trained with
+    (``robolearn play`` rebuilds its task with them)."""
     om = env.observation_manager
-    terms = []
-    for group in obs_groups:
+
+    def terms_of(group: str) -> list[dict[str, Any]]:
         group_cfg = om.get_term_cfg(group)
-        for name, dim in om.term_dims[group].items():
-            terms.append(
-                {"group": group, "term": name, "dim": dim}
-                | _observation_term(env, group_cfg, group_cfg.terms[name])
-            )
+        return [
+            {"group": group, "term": name, "dim": dim}
+            | _observation_term(env, group_cfg, group_cfg.terms[name])
+            for name, dim in om.term_dims[group].items()
+        ]
+
+    terms = [term for group in obs_groups for term in terms_of(group)]
+    images = [
+        {"group": g, "shape": list(om.group_shapes[g]), "terms": terms_of(g)}
+        for g in image_groups or []
+    ]
     actions = [_action_term(env, name, term) for name, term in env.action_manager.terms.items()]
     driven = {a for t in env.action_manager.terms.values() for a in t.actuator_ids.tolist()}
     held = [a for a in range(env.scene.model.nu) if a not in driven]
@@ -111,6 +110,7 @@ def describe(
             "dim": sum(t["dim"] for t in terms),
             "groups": list(obs_groups),
             "terms": terms,
+            "images": images,
         },
         "action": {
             "dim": env.num_actions,
@@ -299,24 +299,21 @@ def export_policy(
     those of exports that died are deleted first.
     """
     model = runner.alg.get_policy()
-    if (
-        model.distribution is not None
-        and type(model.distribution).__name__ != "GaussianDistribution"
-    ):
-        raise RobolearnError(f"cannot export a {type(model.distribution).__name__} policy")
-    net, dim = _ExportPolicy(model), model.obs_dim
+    net, onnx_net, spec = network_of(model, env.num_actions)
     out_dir.mkdir(parents=True, exist_ok=True)
     removed = remove_stale_temp_files(out_dir, _TEMP_RE)
     stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=f".export.{os.getpid()}.", suffix=".tmp"))
     try:
         scripted = _write_torchscript(net, stage / FILES["torchscript"])
-        _write_onnx(net, dim, stage / FILES["onnx"])
+        _write_onnx(onnx_net, spec, stage / FILES["onnx"])
         description = describe(
             env,
             list(model.obs_groups),
             task=runner.meta.get("task"),
             overrides=runner.meta.get("overrides"),
+            image_groups=[g for g, _ in spec.images],
         )
+        description["network"] = spec.to_json()
         description["checkpoint"] = {
             "path": None if checkpoint is None else str(Path(checkpoint).resolve()),
             "iteration": iteration,
@@ -327,19 +324,21 @@ def export_policy(
             kind: {"file": name, "sha256": sha256_of(stage / name)} for kind, name in FILES.items()
         }
         (stage / DESCRIPTION).write_bytes(json.dumps(description, indent=2).encode())
-        session, obs, max_diff, jit_diff = _check_against_torch(
-            net, scripted, stage, dim, check_samples
+        session, max_diff, jit_diff = _check_against_torch(
+            net, scripted, stage, spec, check_samples
         )
         _publish(stage, out_dir)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    times = _latencies(session, obs[:1].numpy())
+    times = _latencies(session, {k: v.numpy() for k, v in spec.sample_inputs(1).items()})
     return {
         "onnx": str(out_dir / FILES["onnx"]),
         "torchscript": str(out_dir / FILES["torchscript"]),
         "description": str(out_dir / DESCRIPTION),
         "removed_temp": [str(p) for p in removed],
-        "obs_dim": dim,
+        "obs_dim": spec.obs_dim,
+        "images": {g: list(shape) for g, shape in spec.images},
+        "recurrent": spec.recurrent,
         "action_dim": env.num_actions,
         "onnx_max_abs_diff": max_diff,
         "torchscript_max_abs_diff": jit_diff,
@@ -348,21 +347,44 @@ def export_policy(
     }
 
 
-def _check_against_torch(net, scripted, stage: Path, dim: int, samples: int):
-    """The staged ONNX and TorchScript files run on random observations against torch:
-    (the ONNX session, the observations, max |onnx - torch|, max |jit - torch|)."""
+def _check_against_torch(net, scripted, stage: Path, spec: NetSpec, samples: int):
+    """The staged ONNX and TorchScript files run on random inputs against torch: (the ONNX
+    session, max |onnx - torch|, max |jit - torch|) over every output. A recurrent network
+    runs 8 steps, each file fed its own state back, so that the state's path through the
+    graph is checked too."""
     session = _onnx_session(stage / FILES["onnx"])
     gen = torch.Generator().manual_seed(0)
-    obs = 2.0 * torch.randn(samples, dim, generator=gen)
+    steps = 8 if spec.recurrent else 1
+    feed = spec.sample_inputs(samples, gen)
+    states = {"torch": feed, "jit": dict(feed), "onnx": dict(feed)}
+    max_diff = jit_diff = 0.0
     with torch.no_grad():
-        reference = net(obs).numpy()
-        scripted_out = scripted(obs).numpy()
-    onnx_out = session.run(None, {"obs": obs.numpy()})[0]
-    max_diff = float(np.abs(onnx_out - reference).max())
-    jit_diff = float(np.abs(scripted_out - reference).max())
+        for _ in range(steps):
+            obs = spec.sample_inputs(samples, gen)
+            inputs = {k: {**states[k], **_observations(obs, spec)} for k in states}
+            reference = run_network(net, spec, inputs["torch"])
+            scripted_out = run_network(scripted, spec, inputs["jit"])
+            onnx_out = session.run(None, {k: v.numpy() for k, v in inputs["onnx"].items()})
+            for ref, jit, onx in zip(reference, scripted_out, onnx_out, strict=True):
+                max_diff = max(max_diff, float(np.abs(onx - ref.numpy()).max()))
+                jit_diff = max(jit_diff, float((jit - ref).abs().max()))
+            for key, outs in (("torch", reference), ("jit", scripted_out)):
+                states[key] = _next_state(spec, outs)
+            states["onnx"] = _next_state(spec, [torch.from_numpy(o) for o in onnx_out])
     if max_diff > 1e-4 or jit_diff > 1e-5:
         raise RuntimeError(f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}")
-    return session, obs, max_diff, jit_diff
+    return session, max_diff, jit_diff
+
+
+def _observations(inputs: dict[str, torch.Tensor], spec: NetSpec) -> dict[str, torch.Tensor]:
+    """The observation inputs of ``inputs`` (not the state)."""
+    state = {f"{s}_in" for s in spec.state_names}
+    return {k: v for k, v in inputs.items() if k not in state}
+
+
+def _next_state(spec: NetSpec, outputs) -> dict[str, torch.Tensor]:
+    """The state inputs of the next step from a step's outputs (actions first)."""
+    return {f"{s}_in": out for s, out in zip(spec.state_names, outputs[1:], strict=True)}
 
 
 def _publish(stage: Path, out_dir: Path) -> None:
@@ -392,17 +414,22 @@ def _write_torchscript(net: torch.nn.Module, path: Path):
     return scripted
 
 
-def _write_onnx(net: torch.nn.Module, dim: int, path: Path) -> None:
-    """``net`` as ONNX at ``path`` (in the staging folder), batch size free."""
+def _write_onnx(net: torch.nn.Module, spec: NetSpec, path: Path) -> None:
+    """``net`` as ONNX at ``path`` (in the staging folder), batch size free (the state's
+    batch is its second axis)."""
+    names = spec.input_names
+    dummy = spec.sample_inputs(1)
+    axes = {name: {1 if name.endswith("_in") else 0: "batch"} for name in names}
+    axes |= {name: {1 if name.endswith("_out") else 0: "batch"} for name in spec.output_names}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter announces its age
         torch.onnx.export(
             net,
-            (torch.zeros(1, dim),),
+            tuple(dummy[name] for name in names),
             str(path),
-            input_names=["obs"],
-            output_names=["actions"],
-            dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},
+            input_names=names,
+            output_names=spec.output_names,
+            dynamic_axes=axes,
             opset_version=17,
             dynamo=False,
         )
@@ -416,13 +443,13 @@ def _onnx_session(path: Path):
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _latencies(session, one: np.ndarray, warmup: int = 50, calls: int = 1000) -> list[float]:
+def _latencies(session, feed: dict[str, np.ndarray], warmup: int = 50, calls: int = 1000):
     """Seconds per single-observation call, after ``warmup`` calls."""
     for _ in range(warmup):
-        session.run(None, {"obs": one})
+        session.run(None, feed)
     times = []
     for _ in range(calls):
         t = time.perf_counter()
-        session.run(None, {"obs": one})
+        session.run(None, feed)
         times.append(time.perf_counter() - t)
     return times

@@ -261,6 +261,14 @@ def export(
             f"  observation {report['obs_dim']} -> action {report['action_dim']}: "
             f"{report['description']}"
         )
+        for group, shape in report["images"].items():
+            log(f"  image input {group!r}: (N, {', '.join(map(str, shape))})")
+        if report["recurrent"]:
+            r = report["recurrent"]
+            log(
+                f"  recurrent state ({r['type']}, {r['num_layers']} x {r['hidden_dim']}): "
+                "fed back by the caller, zero at an episode's start (docs/policies.md)"
+            )
         log(
             f"  one-observation latency with onnxruntime on this CPU (1 thread): "
             f"median {report['onnx_latency_us_median']:.0f} us, "

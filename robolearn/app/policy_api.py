@@ -10,8 +10,6 @@ out, with the ``policy.json`` description that says what the vectors hold.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import warnings
 import zipfile
@@ -22,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from robolearn.app.policy_nets import NetSpec
 from robolearn.errors import RobolearnError
 from robolearn.files import sha256_of
 from robolearn.rl.checkpoint import load_checkpoint
@@ -44,9 +43,14 @@ class Policy:
 
     ``obs`` is an ``(N, obs_dim)`` tensor (or array), a single ``(obs_dim,)`` observation,
     or the env's observation dict, of which the actor's groups (:attr:`obs_groups`) are
-    concatenated in order. The actions are a float32 tensor on :attr:`device`, ``(N,
-    action_dim)`` (``(action_dim,)`` for a single observation). Build it with
-    :func:`load_policy`.
+    concatenated in order. A policy that reads images (:attr:`image_groups`) takes the dict
+    only: its image groups are passed as (N, C, H, W) images. The actions are a float32
+    tensor on :attr:`device`, ``(N, action_dim)`` (``(action_dim,)`` for a single
+    observation). Build it with :func:`load_policy`.
+
+    A recurrent policy (:attr:`recurrent`) keeps its hidden state between calls, per row
+    of the batch: call :meth:`reset` when episodes end (all rows, or a mask of them); a
+    call with another batch size starts every row afresh.
     """
 
     def __init__(
@@ -54,8 +58,7 @@ class Policy:
         kind: str,
         path: Path,
         run: Any,
-        obs_dim: int,
-        action_dim: int,
+        spec: NetSpec,
         obs_groups: list[str],
         description: dict[str, Any] | None,
         device: torch.device,
@@ -64,57 +67,104 @@ class Policy:
         """``checkpoint``, ``torchscript`` or ``onnx``."""
         self.path = path
         """The file the policy was loaded from."""
-        self.obs_dim = obs_dim
-        """Width of one observation vector."""
-        self.action_dim = action_dim
+        self.spec = spec
+        """The network's inputs and outputs (images, recurrent state)."""
+        self.obs_dim = spec.obs_dim
+        """Width of one (flat) observation vector."""
+        self.action_dim = spec.action_dim
         """Width of one action vector."""
         self.obs_groups = obs_groups
-        """The observation groups the policy reads, in the order they are concatenated."""
+        """The flat observation groups the policy reads, in the order they are
+        concatenated."""
+        self.image_groups = [g for g, _ in spec.images]
+        """The observation groups the policy reads as images, in order."""
+        self.recurrent = spec.recurrent
+        """``{"type", "num_layers", "hidden_dim"}`` of a recurrent policy, else None."""
         self.description = description
         """The ``policy.json`` description (observation terms, action terms, timing,
         commands, robot), or None for a checkpoint that was never exported."""
         self.device = device
         """Where the actions are returned (and, except for ONNX, computed)."""
         self._run = run
+        self._state: tuple[torch.Tensor, ...] = ()
 
     @property
     def control_dt(self) -> float | None:
         """Seconds between two actions (the task's control period), if described."""
         return None if self.description is None else self.description.get("control_dt_s")
 
+    def reset(self, mask: torch.Tensor | np.ndarray | None = None) -> None:
+        """Start the recurrent state afresh: of every row, or of the rows where ``mask``
+        (N,) is true (envs whose episodes ended). No effect on a feed-forward policy."""
+        if mask is None or not self._state:
+            self._state = ()
+            return
+        keep = ~torch.as_tensor(mask, dtype=torch.bool, device=self._state[0].device)
+        self._state = tuple(s * keep.view(1, -1, 1) for s in self._state)
+
     def __call__(self, obs: torch.Tensor | np.ndarray | Mapping[str, Any]) -> torch.Tensor:
         """The actions for ``obs``; RobolearnError if its width is not :attr:`obs_dim` or a
-        group of :attr:`obs_groups` is missing from a dict."""
-        flat = self._flatten(obs)
-        single = flat.dim() == 1
+        group the policy reads is missing from a dict."""
+        inputs = self._inputs(obs)
+        first = next(iter(inputs.values()))
+        single = first.dim() == (1 if "obs" in inputs else 3)
         if single:
-            flat = flat.unsqueeze(0)
-        if flat.dim() != 2 or flat.shape[-1] != self.obs_dim:
+            inputs = {k: v.unsqueeze(0) for k, v in inputs.items()}
+        flat = inputs.get("obs")
+        if flat is not None and (flat.dim() != 2 or flat.shape[-1] != self.obs_dim):
             raise RobolearnError(
                 f"the policy takes observations of shape (N, {self.obs_dim}), "
                 f"got {tuple(flat.shape)}"
             )
+        for group, shape in self.spec.images:
+            if tuple(inputs[group].shape[1:]) != shape:
+                raise RobolearnError(
+                    f"the policy takes {group!r} images of shape (N, {', '.join(map(str, shape))})"
+                    f", got {tuple(inputs[group].shape)}"
+                )
+        batch = next(iter(inputs.values())).shape[0]
+        if self.spec.recurrent and (not self._state or self._state[0].shape[1] != batch):
+            self._state = self.spec.zero_state(batch, self._state_device)
+        names = [f"{s}_in" for s in self.spec.state_names]
         with torch.inference_mode():
-            actions = self._run(flat)
+            outs = self._run({**inputs, **dict(zip(names, self._state, strict=True))})
+        self._state = tuple(outs[1:])
+        actions = outs[0]
         return actions[0] if single else actions
 
-    def _flatten(self, obs: Any) -> torch.Tensor:
+    @property
+    def _state_device(self) -> torch.device:
+        return torch.device("cpu") if self.kind == "onnx" else self.device
+
+    def _inputs(self, obs: Any) -> dict[str, torch.Tensor]:
+        """The network's observation inputs by name, from ``obs``."""
         if isinstance(obs, Mapping) or hasattr(obs, "keys"):  # a dict or a TensorDict
             have = [str(k) for k in obs.keys()]  # noqa: SIM118 - a TensorDict too
-            missing = [g for g in self.obs_groups if g not in have]
+            missing = [g for g in (*self.obs_groups, *self.image_groups) if g not in have]
             if missing:
                 raise RobolearnError(
                     f"the observation dict lacks group(s) {', '.join(map(repr, missing))} the "
                     f"policy reads; it has: {', '.join(map(str, obs.keys())) or 'none'}"
                 )
-            parts = [torch.as_tensor(obs[g], dtype=torch.float32) for g in self.obs_groups]
-            return torch.cat(parts, dim=-1)
-        return torch.as_tensor(obs, dtype=torch.float32)
+            out = {g: torch.as_tensor(obs[g], dtype=torch.float32) for g in self.image_groups}
+            if "obs" in self.spec.input_names:
+                parts = [torch.as_tensor(obs[g], dtype=torch.float32) for g in self.obs_groups]
+                out["obs"] = torch.cat(parts, dim=-1)
+            return out
+        if self.image_groups:
+            raise RobolearnError(
+                f"the policy reads images ({', '.join(self.image_groups)}): pass the "
+                "observation dict, not one vector"
+            )
+        return {"obs": torch.as_tensor(obs, dtype=torch.float32)}
 
     def __repr__(self) -> str:
+        extra = f", images {self.image_groups}" if self.image_groups else ""
+        if self.recurrent:
+            extra += f", {self.recurrent['type']} state"
         return (
             f"Policy({self.kind}, {self.path}, obs {self.obs_dim} -> action {self.action_dim}, "
-            f"groups {self.obs_groups}, device {self.device})"
+            f"groups {self.obs_groups}{extra}, device {self.device})"
         )
 
 
@@ -139,26 +189,28 @@ def load_policy(
 
     Raises:
         RobolearnError: the path holds no policy, a file of an unknown kind, a damaged
-            file, a missing description for an exported file, or a description whose
-            observation or action widths differ from the model's.
+            file, a missing description for an exported file, a description whose
+            observation or action widths differ from the model's, or a recurrent ONNX
+            file without its state inputs.
     """
     dev = _device(device)
     path = _resolve(path_or_run)
     kind = policy_kind(path)
-    if kind == "checkpoint":
-        run, obs_dim, action_dim, groups = _load_checkpoint(path, dev)
-    elif kind == "torchscript":
-        run, obs_dim, action_dim = _load_torchscript(path, dev)
-        groups = None
-    else:
-        run, obs_dim, action_dim = _load_onnx(path, dev)
-        groups = None
     desc = _description(path, kind, description)
+    if kind == "checkpoint":
+        run, spec, groups = _load_checkpoint(path, dev)
+    else:
+        described = NetSpec.from_json(
+            (desc or {}).get("network"), desc["observation"]["dim"], desc["action"]["dim"]
+        )
+        loader = _load_torchscript if kind == "torchscript" else _load_onnx
+        run, spec = loader(path, dev, described)
+        groups = None
     if desc is not None:
-        _check_description(desc, obs_dim, action_dim, path)
+        _check_description(desc, spec.obs_dim, spec.action_dim, path)
         if groups is None:
             groups = _described_groups(desc)
-    return Policy(kind, path, run, obs_dim, action_dim, groups or ["policy"], desc, dev)
+    return Policy(kind, path, run, spec, groups or ["policy"], desc, dev)
 
 
 # ---- finding the file ------------------------------------------------------------------
@@ -214,46 +266,25 @@ def policy_kind(path: Path) -> str:
 
 
 def _load_checkpoint(path: Path, device: torch.device):
-    """The checkpoint's actor as the exported graph computes it (normalizer, MLP), so that
-    the three kinds run the same function."""
-    from rsl_rl.models import MLPModel
-    from tensordict import TensorDict
-
-    from robolearn.app.export import _ExportPolicy
+    """The checkpoint's actor as the exported graph computes it (normalizer, encoders, MLP),
+    so that the three kinds run the same function."""
+    from robolearn.app.policy_nets import actor_of_checkpoint, network_of, run_network
 
     data = load_checkpoint(path)
-    agent = data["agent"]
-    actor_cfg = dict(agent.get("actor") or {})
-    class_name = actor_cfg.pop("class_name", "MLPModel")
-    if class_name != "MLPModel":
-        raise RobolearnError(f"{path}: load_policy runs MLP actors; this one is a {class_name}")
-    dist = actor_cfg.get("distribution_cfg") or {}
-    if dist and dist.get("class_name") != "GaussianDistribution":
-        # The deterministic action is the MLP's output only for a Gaussian (its mean).
-        raise RobolearnError(f"{path}: cannot run a {dist.get('class_name')} policy")
-    state = data["model"].get("actor_state_dict", {})
-    layers = sorted(
-        (int(key.split(".")[1]), value)
-        for key, value in state.items()
-        if key.startswith("mlp.") and key.endswith(".weight")
-    )
-    if not layers:
-        raise RobolearnError(f"{path}: the checkpoint holds no actor MLP")
-    obs_dim, action_dim = int(layers[0][1].shape[1]), int(layers[-1][1].shape[0])
-    sample = TensorDict({"obs": torch.zeros(1, obs_dim)}, batch_size=[1])
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints what it builds
-            model = MLPModel(sample, {"actor": ["obs"]}, "actor", action_dim, **actor_cfg)
-        model.load_state_dict(state, strict=True)
-    except (RuntimeError, TypeError, ValueError) as exc:
-        reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc)
-        raise RobolearnError(f"{path}: the actor cannot be rebuilt ({reason})") from exc
-    net = _ExportPolicy(model).to(device).eval()
-    groups = list((agent.get("obs_groups") or {}).get("actor") or ["policy"])
-    return (lambda obs: net(obs.to(device))), obs_dim, action_dim, groups
+    model, groups, action_dim = actor_of_checkpoint(data, str(path))
+    net, _, spec = network_of(model, action_dim)
+    net = net.to(device).eval()
+
+    def run(inputs: dict[str, torch.Tensor]) -> tuple:
+        return run_network(net, spec, {k: v.to(device) for k, v in inputs.items()})
+
+    images = {g for g, _ in spec.images}
+    return run, spec, [g for g in groups if g not in images]
 
 
-def _load_torchscript(path: Path, device: torch.device):
+def _load_torchscript(path: Path, device: torch.device, described: NetSpec):
+    from robolearn.app.policy_nets import run_network
+
     try:
         with warnings.catch_warnings():
             # torch announces TorchScript's deprecation; the file format is what export writes
@@ -265,15 +296,18 @@ def _load_torchscript(path: Path, device: torch.device):
     matrices = [p for p in module.parameters() if p.dim() == 2]
     if not matrices:
         raise RobolearnError(f"{path}: a TorchScript policy without weight matrices")
-    obs_dim = int(matrices[0].shape[1])
+    spec = described
+    if not spec.images and not spec.recurrent:  # the first layer says the width
+        spec = NetSpec(int(matrices[0].shape[1]), described.action_dim)
 
-    def run(obs: torch.Tensor) -> torch.Tensor:
-        return module(obs.to(device))
+    def run(inputs: dict[str, torch.Tensor]) -> tuple:
+        return run_network(module, spec, {k: v.to(device) for k, v in inputs.items()})
 
-    return run, obs_dim, _probe(run, obs_dim, path)
+    spec.action_dim = _probe(run, spec, path)
+    return run, spec
 
 
-def _load_onnx(path: Path, device: torch.device):
+def _load_onnx(path: Path, device: torch.device, described: NetSpec):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -282,28 +316,42 @@ def _load_onnx(path: Path, device: torch.device):
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime's own exception types, not importable by name
         raise RobolearnError(f"{path} is not a loadable ONNX policy ({_first(exc)})") from exc
-    inputs = session.get_inputs()
-    width = inputs[0].shape[-1] if len(inputs) == 1 and inputs[0].shape else None
-    if not isinstance(width, int):
-        raise RobolearnError(f"{path}: an ONNX policy takes one (batch, obs_dim) input")
-    name = inputs[0].name
+    inputs = {i.name: i for i in session.get_inputs()}
+    spec = described
+    if not spec.images and not spec.recurrent:
+        width = inputs["obs"].shape[-1] if list(inputs) == ["obs"] and inputs["obs"].shape else None
+        if not isinstance(width, int):
+            raise RobolearnError(f"{path}: an ONNX policy takes one (batch, obs_dim) input")
+        spec = NetSpec(width, described.action_dim)
+    missing = [n for n in spec.input_names if n not in inputs]
+    if missing:
+        what = "its recurrent state inputs " if spec.recurrent else ""
+        raise RobolearnError(
+            f"{path} was exported without {what}{', '.join(missing)}, which its policy.json "
+            f"describes; it takes {', '.join(inputs)}: re-export it with robolearn export"
+        )
 
-    def run(obs: torch.Tensor) -> torch.Tensor:
-        array = obs.detach().to("cpu", torch.float32).numpy()
-        out = session.run(None, {name: array})[0]
-        return torch.from_numpy(np.ascontiguousarray(out)).to(device)
+    def run(feed: dict[str, torch.Tensor]) -> tuple:
+        arrays = {k: v.detach().to("cpu", torch.float32).numpy() for k, v in feed.items()}
+        outs = session.run(None, arrays)
+        actions = torch.from_numpy(np.ascontiguousarray(outs[0])).to(device)
+        return (actions, *(torch.from_numpy(o) for o in outs[1:]))
 
-    return run, width, _probe(run, width, path)
+    spec.action_dim = _probe(run, spec, path)
+    return run, spec
 
 
-def _probe(run, obs_dim: int, path: Path) -> int:
+def _probe(run, spec: NetSpec, path: Path) -> int:
     """The action width, from one call on a zero observation (the file's graph is the only
     record of it)."""
+    feed = {k: torch.zeros_like(v) for k, v in spec.sample_inputs(1).items()}
     try:
         with torch.inference_mode():
-            out = run(torch.zeros(1, obs_dim))
+            out = run(feed)[0]
     except Exception as exc:  # whatever the graph raises on an input it was not made for
-        raise RobolearnError(f"{path}: the policy fails on a (1, {obs_dim}) input") from exc
+        raise RobolearnError(
+            f"{path}: the policy fails on inputs {', '.join(spec.input_names)} of one row"
+        ) from exc
     if out.dim() != 2 or out.shape[0] != 1:
         raise RobolearnError(f"{path}: the policy returns {tuple(out.shape)}, not (1, actions)")
     return int(out.shape[1])

@@ -81,7 +81,7 @@ def contents(folder: Path) -> dict[str, bytes]:
 
 def test_policy_json_records_the_checkpoint_and_the_files_sha256(exports):
     desc = json.loads((exports["a"] / "policy.json").read_text())
-    assert desc["schema_version"] == 4
+    assert desc["schema_version"] == 5
     assert desc["robot"]["drives"] == []  # cartpole's MJCF actuators: no config drives them
     assert desc["checkpoint"] == {"path": str(exports["model_3"].resolve()), "iteration": 3}
     assert desc["files"] == {

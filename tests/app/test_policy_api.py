@@ -103,6 +103,10 @@ def exported_copy(tmp_path, **changes):
     return tmp_path / "policy.onnx"
 
 
+TINY = {"observation": {"dim": 4, "groups": ["policy"]}, "action": {"dim": 1}}
+"""The least description an exported file loads with: 4 observations in, 1 action out."""
+
+
 def test_bad_policy_files_are_one_line_errors(tmp_path):
     unknown = tmp_path / "policy.h5"
     unknown.write_bytes(b"\x89HDF\r\n")
@@ -113,7 +117,7 @@ def test_bad_policy_files_are_one_line_errors(tmp_path):
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not a protobuf")
     with pytest.raises(RobolearnError) as exc:
-        robolearn.load_policy(broken)
+        robolearn.load_policy(broken, description=TINY)
     one_line_error(exc, "is not a loadable ONNX policy")
 
     truncated = tmp_path / "model_5.pt"
@@ -192,6 +196,14 @@ def test_import_robolearn_stays_light():
     assert out.stdout.split() == ["True", "robolearn.app.policy_api"]
 
 
+def _of_schema_4(shipped: dict, fresh: dict) -> tuple[dict, dict]:
+    """A shipped policy.json of schema 4 and today's description of its task, less what
+    schema 5 adds (the version, and the image groups: none for an MLP)."""
+    assert (shipped.pop("schema_version"), fresh.pop("schema_version")) == (4, 5)
+    assert fresh["observation"].pop("images") == []
+    return shipped, fresh
+
+
 def _shipped_and_fresh(task: str) -> tuple[dict, dict]:
     """A task's shipped policy.json (less what names the run's files, where it has them)
     and what export writes for its play env today."""
@@ -222,23 +234,25 @@ def test_the_shipped_descriptions_are_what_export_writes_today(menagerie_root):
         shipped, fresh = _shipped_and_fresh(task)
         # these shipped files are of schema 2; schema 3 adds only keys export_policy writes
         # about the export's files (checkpoint, files), schema 4 what a torque-motor model
-        # needs (the drives, the base's start pose, the held actuators' joints)
-        assert (shipped.pop("schema_version"), fresh.pop("schema_version")) == (2, 4), task
+        # needs (the drives, the base's start pose, the held actuators' joints), schema 5
+        # the image groups (none for these MLPs; `network` is export_policy's too)
+        assert (shipped.pop("schema_version"), fresh.pop("schema_version")) == (2, 5), task
         for key in ("drives", "root_pose"):
             fresh["robot"].pop(key, None)
         fresh["action"]["held_actuators"].pop("joints")
+        assert fresh["observation"].pop("images") == []
         assert without_docs(shipped) == without_docs(fresh), task
     # the G1's, of schema 4, trained on Menagerie's file
-    shipped, fresh = _shipped_and_fresh("g1_walk")
+    shipped, fresh = _of_schema_4(*_shipped_and_fresh("g1_walk"))
     assert without_docs(shipped) == without_docs(fresh)
     assert shipped["robot"]["model"] == "menagerie:unitree_g1/g1.xml"
     assert len(shipped["robot"]["drives"]) == 29 and shipped["robot"]["root_body"] == "pelvis"
     # the G1's tracking policy: its motion command names the clip it tracks
-    shipped, fresh = _shipped_and_fresh("g1_track")
+    shipped, fresh = _of_schema_4(*_shipped_and_fresh("g1_track"))
     assert without_docs(shipped) == without_docs(fresh)
     assert shipped["commands"]["motion"]["motion_files"] == ["motions/g1_walk.npz"]
     # the Panda's (schema 4), whose gripper says its own controls
-    shipped, fresh = _shipped_and_fresh("panda_lift")
+    shipped, fresh = _of_schema_4(*_shipped_and_fresh("panda_lift"))
     assert without_docs(shipped) == without_docs(fresh)
     gripper = shipped["action"]["terms"][1]
     assert (gripper["open_ctrl"], gripper["close_ctrl"]) == ([255.0], [0.0])
