@@ -8,6 +8,7 @@ the sensor's tensor). The bare ceiling renders one MjData again and again with t
 renderer: no pose sync, no copy. Both run in one process, round by round in turn.
 
     python benchmarks/camera_throughput.py --num_envs 16 64 256 --sizes 64 128
+    python benchmarks/camera_throughput.py --antialias --num_envs 64 --sizes 64 128
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from robolearn.envs.quadruped import quadruped_scene
 from robolearn.scene import CameraCfg, Scene, SimCfg
 
 
-def camera_scene(num_envs: int, size: int, kind: str, shadows: bool = False) -> Scene:
+def camera_scene(
+    num_envs: int, size: int, kind: str, shadows: bool = False, antialias: bool = False
+) -> Scene:
     cfg = quadruped_scene()
     cfg.num_envs = num_envs
     cam = CameraCfg(
         width=size, height=size, data_types=(kind,), body="trunk", offset=(0.3, 0, 0),
-        shadows=shadows, reflections=shadows,
+        shadows=shadows, reflections=shadows, antialias=antialias,
     )  # fmt: skip
     cfg.sensors = {"cam": cam}
     scene = Scene(cfg, SimCfg(engine="cpu"))
@@ -71,7 +74,15 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--shadows", action="store_true", help="shadows and reflections on")
+    parser.add_argument(
+        "--antialias",
+        action="store_true",
+        help="compare the sensor antialiased (4 samples per pixel) and not, side by side",
+    )
     args = parser.parse_args()
+    if args.antialias:
+        compare_antialias(args)
+        return
     print("| envs | image | kind | sensor images/s | bare images/s | sensor / bare | MB per env |")
     print("|---:|---|---|---:|---:|---:|---:|")
     for size in args.sizes:
@@ -88,6 +99,27 @@ def main() -> None:
                 print(
                     f"| {n} | {size}x{size} | {kind} | {sensor:,.0f} | {bare:,.0f} | "
                     f"{sensor / bare:.2f} | {per_env:.3f} |",
+                    flush=True,
+                )
+
+
+def compare_antialias(args: argparse.Namespace) -> None:
+    """The sensor's images per second with 4 samples per pixel and with 1, in turn."""
+    print("| envs | image | kind | 1 sample images/s | 4 samples images/s | 1 / 4 |")
+    print("|---:|---|---|---:|---:|---:|")
+    for size in args.sizes:
+        for kind in ("rgb", "depth"):
+            for n in args.num_envs:
+                plain, smooth = (camera_scene(n, size, kind, antialias=a) for a in (False, True))
+                for scene in (plain, smooth):
+                    sensor_rate(scene, kind, 1)  # warm-up
+                rates = [0.0, 0.0]
+                for _ in range(args.rounds):
+                    rates[0] += sensor_rate(plain, kind, 1) / args.rounds
+                    rates[1] += sensor_rate(smooth, kind, 1) / args.rounds
+                print(
+                    f"| {n} | {size}x{size} | {kind} | {rates[0]:,.0f} | {rates[1]:,.0f} | "
+                    f"{rates[0] / rates[1]:.2f} |",
                     flush=True,
                 )
 

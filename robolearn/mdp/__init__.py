@@ -83,6 +83,7 @@ from robolearn.mdp.rewards import (
 from robolearn.mdp.sensor_events import randomize_encoder_bias, randomize_imu_mounting
 from robolearn.mdp.sensor_terms import (
     camera_image,
+    camera_nearness,
     contact_air_time,
     contact_count,
     contact_states,
@@ -123,6 +124,7 @@ __all__ = [
     "base_height_l2",
     "base_lin_vel",
     "camera_image",
+    "camera_nearness",
     "command_velocity_levels",
     "contact_air_time",
     "contact_count",

@@ -67,11 +67,23 @@ def contact_count(env: TaskEnv, sensor: str, threshold: float = 1.0) -> torch.Te
 
 
 def camera_image(env: TaskEnv, sensor: str, data_type: str = "depth") -> torch.Tensor:
-    """A camera's image, flattened (H * W, or H * W * 3 for ``rgb``): depth in metres, RGB
-    scaled to [0, 1], segmentation as geom ids."""
+    """A camera's image, flattened channels first (H * W, or 3 * H * W for ``rgb``: all
+    red, then green, then blue), as an image group (``ObservationGroupCfg.image_shape``)
+    reads it: depth in metres, RGB scaled to [0, 1], segmentation as geom ids."""
     camera = scene_sensor(env, sensor, Camera)
     image = getattr(camera, data_type) if data_type in DATA_TYPES else None
     if image is None:
         raise RobolearnError(f"camera_image: data_type is one of {', '.join(DATA_TYPES)}")
-    image = image.float() / 255.0 if data_type == "rgb" else image.float()
-    return image.reshape(env.num_envs, -1)
+    if data_type == "rgb":
+        return image.permute(0, 3, 1, 2).float().div_(255.0).reshape(env.num_envs, -1)
+    return image.float().reshape(env.num_envs, -1)
+
+
+def camera_nearness(env: TaskEnv, sensor: str) -> torch.Tensor:
+    """A camera's depth image as nearness, ``1 - depth / max_distance``, flattened (H * W):
+    0 where nothing lies within ``max_distance``, 1 at the lens. What a CNN should read
+    rather than raw depth: the empty background, most of an image, is then 0 and adds
+    nothing to a convolution's sums, where raw depth makes it the image's largest value."""
+    camera = scene_sensor(env, sensor, Camera)
+    depth = camera.depth.reshape(env.num_envs, -1)
+    return 1.0 - depth / camera.cfg.max_distance

@@ -137,13 +137,16 @@ def test_camera_images_are_observations():
         sensors={"cam": CameraCfg(width=8, height=6, data_types=("rgb", "depth"), body="trunk")},
         depth=ObservationTermCfg(mdp.camera_image, params={"sensor": "cam"}),
         colour=ObservationTermCfg(mdp.camera_image, params={"sensor": "cam", "data_type": "rgb"}),
+        near=ObservationTermCfg(mdp.camera_nearness, params={"sensor": "cam"}),
     )
     env.step(torch.zeros(env.num_envs, env.num_actions))
-    depth, colour = policy_terms(env, "depth", "colour")
+    depth, colour, near = policy_terms(env, "depth", "colour", "near")
     cam = env.scene.sensors["cam"]
     assert depth.shape == (4, 48) and colour.shape == (4, 144)
     assert torch.equal(depth, cam.depth.reshape(4, -1))
-    assert torch.equal(colour, cam.rgb.reshape(4, -1).float() / 255)
+    assert torch.allclose(near, 1 - depth / cam.cfg.max_distance)
+    assert float(near.min()) >= 0 and float(near.max()) < 1  # the ground, in range
+    assert torch.equal(colour, cam.rgb.permute(0, 3, 1, 2).reshape(4, -1).float() / 255)
     assert float(depth.min()) > 0 and float(colour.max()) > 0.1  # it sees the ground, lit
 
 

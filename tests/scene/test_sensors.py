@@ -260,6 +260,28 @@ def test_a_camera_renders_the_wall_in_colour_depth_and_geom_ids():
     assert abs(float(depth[0, 12, 16]) - 0.85) < 0.01  # 1.15 - (0.3 + the trunk's x)
 
 
+def test_antialiasing_smooths_edges_only():
+    """Off (the default), each pixel is one sample; on, pixels along the wall's edges blend
+    what meets there, and its face's pixels do not change."""
+    view = {"width": 48, "height": 48, "fov_y": 100.0, "body": "trunk", "offset": (0.3, 0, 0)}
+    scene = camera_scene(
+        1,
+        plain=CameraCfg(data_types=("rgb", "segmentation"), **view),
+        smooth=CameraCfg(data_types=("rgb",), antialias=True, **view),
+    )
+    plain, smooth = scene.sensors["plain"], scene.sensors["smooth"]
+    changed = (plain.rgb[0].int() - smooth.rgb[0].int()).abs().amax(-1) > 8
+    seg = torch.nn.functional.pad(plain.segmentation[:1].float(), (1, 1, 1, 1), "replicate")[0]
+    centre = seg[1:-1, 1:-1]
+    edge = torch.ones_like(changed)
+    edge[1:-1, 1:-1] = False  # the image's own border is an edge too
+    for dy, dx in ((0, 1), (2, 1), (1, 0), (1, 2)):  # a neighbour shows another geom
+        edge |= seg[dy : dy + 48, dx : dx + 48] != centre
+    face = (plain.segmentation[0] == scene.model.geom("wall/box").id) & ~edge
+    assert int((changed & edge).sum()) > 10, "antialiasing changed no edge"
+    assert int(face.sum()) > 300 and not bool((changed & face).any())
+
+
 @pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
 def test_a_camera_fixed_in_the_env_and_what_it_does_not_render(engine):
     scene = camera_scene(
