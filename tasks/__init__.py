@@ -10,6 +10,7 @@ Importing this package registers every shipped task with :mod:`robolearn.registr
 
 from robolearn.tasks import (  # noqa: F401
     cartpole_balance,
+    cartpole_balance_depth,
     g1_track,
     g1_walk,
     g1_walk_rough,
@@ -24,4 +25,5 @@ from robolearn.tasks import (  # noqa: F401
     quadruped_walk,
     quadruped_walk_motors,
     quadruped_walk_rough,
+    quadruped_walk_rough_blind,
 )
