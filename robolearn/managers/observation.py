@@ -178,6 +178,18 @@ class _Group:
             lag = step_range(tcfg.latency, where, "env steps")
             if lag[1] > 0:
                 self._lags[term] = lag
+        shape = cfg.image_shape
+        if shape is not None and (
+            not isinstance(shape, tuple | list)
+            or len(shape) != 2
+            or any(not isinstance(v, int) or v < 1 for v in shape)
+        ):
+            raise RobolearnError(
+                f"observations.{name}.image_shape must be (height, width) in pixels >= 1, "
+                f"got {shape!r}"
+            )
+        self._image: tuple[int, int, int] | None = None
+        """An image group's (channels, height, width), checked at its first value."""
 
     def compute(self, raw: dict[tuple, torch.Tensor], update_history: bool) -> torch.Tensor:
         """The group's (num_envs, dim) float32 tensor; ``raw`` holds the terms' outputs
@@ -224,24 +236,17 @@ class _Group:
 
     def _as_images(self, x: torch.Tensor) -> torch.Tensor:
         """The flat group as (num_envs, channels, height, width): a view, no copy."""
-        shape = self.cfg.image_shape
-        if (
-            not isinstance(shape, tuple | list)
-            or len(shape) != 2
-            or any(not isinstance(v, int) or v < 1 for v in shape)
-        ):
-            raise RobolearnError(
-                f"observations.{self.name}.image_shape must be (height, width) in pixels "
-                f">= 1, got {shape!r}"
-            )
-        pixels = shape[0] * shape[1]
-        odd = [f"{name} ({dim})" for name, dim in self.dims.items() if dim % pixels]
-        if odd:
-            raise RobolearnError(
-                f"observations.{self.name}: image_shape {tuple(shape)} needs every term's "
-                f"width to be a multiple of {pixels} pixels; not {', '.join(odd)}"
-            )
-        return x.view(x.shape[0], -1, shape[0], shape[1])
+        if self._image is None:  # the terms' widths are fixed: check them once
+            height, width = self.cfg.image_shape
+            pixels = height * width
+            odd = [f"{name} ({dim})" for name, dim in self.dims.items() if dim % pixels]
+            if odd:
+                raise RobolearnError(
+                    f"observations.{self.name}: image_shape {(height, width)} needs every "
+                    f"term's width to be a multiple of {pixels} pixels; not {', '.join(odd)}"
+                )
+            self._image = (x.shape[-1] // pixels, height, width)
+        return x.view(x.shape[0], *self._image)
 
     def _raw(self, name: str, tcfg: ObservationTermCfg, fn: Any, raw: dict) -> torch.Tensor:
         """The term's output, (num_envs, k) float32, computed once per call per key."""
