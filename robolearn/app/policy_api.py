@@ -106,11 +106,12 @@ class Policy:
         """The actions for ``obs``; RobolearnError if its width is not :attr:`obs_dim` or a
         group the policy reads is missing from a dict."""
         inputs = self._inputs(obs)
-        first = next(iter(inputs.values()))
-        single = first.dim() == (1 if "obs" in inputs else 3)
+        flat = inputs.get("obs")
+        # One observation: a (obs_dim,) vector, or (C, H, W) images where there is none.
+        single = flat.dim() == 1 if flat is not None else inputs[self.image_groups[0]].dim() == 3
         if single:
             inputs = {k: v.unsqueeze(0) for k, v in inputs.items()}
-        flat = inputs.get("obs")
+            flat = inputs.get("obs")
         if flat is not None and (flat.dim() != 2 or flat.shape[-1] != self.obs_dim):
             raise RobolearnError(
                 f"the policy takes observations of shape (N, {self.obs_dim}), "

@@ -215,6 +215,8 @@ def test_a_cnn_policy_exports_and_loads_with_its_images(depth_run):
         policy = load_policy(out / name)
         assert policy.image_groups == ["depth"] and policy.obs_groups == ["policy"]
         assert torch.allclose(policy(obs), expected, atol=1e-5), name
+        one = policy({k: v[1] for k, v in obs.items()})  # one env's observation, unbatched
+        assert one.shape == (1,) and torch.allclose(one, expected[1], atol=1e-5), name
     with pytest.raises(RobolearnError, match="pass the observation dict"):
         policy(torch.zeros(4, 1))
     desc = json.loads((out / "exported" / "policy.json").read_text())
