@@ -1,5 +1,6 @@
 """The ray caster's share of the env step: quadruped_walk_rough with its height scan read
-from the height field and from a 187-ray grid ray caster, and quadruped_walk (flat ground)
+from the height field and from a 187-ray grid ray caster, quadruped_walk_rough_obstacles
+(the same rays, six mocap boxes per env on the terrain), and quadruped_walk (flat ground)
 with a 64 x 48 depth pinhole on its trunk, side by side.
 
 Random actions in the training env (cpu engine unless ``--engine``), the variants
@@ -32,7 +33,7 @@ from robolearn.managers import ObservationTermCfg
 from robolearn.registry import get_task, load_tasks
 from robolearn.scene import GridPattern, PinholePattern, RayCasterCfg
 
-VARIANTS = ("height field", "187 rays", "flat, 64x48 depth")
+VARIANTS = ("height field", "187 rays", "187 rays, 6 boxes", "flat, 64x48 depth")
 
 # a depth camera on the trunk, 10 degrees down, seeing 5 m
 DEPTH = RayCasterCfg(
@@ -43,6 +44,8 @@ DEPTH = RayCasterCfg(
 
 def make(variant: str, num_envs: int, engine: str) -> ManagerBasedRLEnv:
     task = "quadruped_walk" if "flat" in variant else "quadruped_walk_rough"
+    if "boxes" in variant:
+        task = "quadruped_walk_rough_obstacles"  # its own scan: the same 187 rays
     cfg = get_task(task).make_env_cfg()
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = engine

@@ -194,8 +194,7 @@ class EnvView:
             return
         with self._window.lock():
             # the window draws a host MjData: mirror env 0 into it (any engine, any device)
-            self._data.qpos[:] = self.env.scene.engine.qpos[0].detach().cpu().double().numpy()
-            self._data.qvel[:] = self.env.scene.engine.qvel[0].detach().cpu().double().numpy()
+            self.env.scene.engine.copy_state_to(0, self._data)
             mujoco.mj_forward(model, self._data)
         self._window.sync()
 

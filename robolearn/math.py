@@ -20,6 +20,21 @@ def quat_rotate(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v + w * t + torch.linalg.cross(u, t)
 
 
+def matrix_from_quat(q: torch.Tensor) -> torch.Tensor:
+    """Rotation matrices (..., 3, 3) of quaternions ``q`` (..., 4): ``R @ v`` rotates as
+    :func:`quat_rotate`. Many vectors in one frame rotate faster as one matrix product
+    (``v @ R.mT``) than by the quaternion formula on the expanded quaternions."""
+    w, x, y, z = q.unbind(-1)
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
+    rows = (
+        1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+        2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+        2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
+    )  # fmt: skip
+    return torch.stack(rows, dim=-1).unflatten(-1, (3, 3))
+
+
 def quat_rotate_inverse(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Rotate world-frame vectors ``v`` (..., 3) into the frame of quaternions ``q``."""
     w, u = q[..., :1], q[..., 1:]

@@ -26,4 +26,5 @@ from robolearn.tasks import (  # noqa: F401
     quadruped_walk_motors,
     quadruped_walk_rough,
     quadruped_walk_rough_blind,
+    quadruped_walk_rough_obstacles,
 )

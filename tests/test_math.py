@@ -15,6 +15,7 @@ import torch
 
 from robolearn.math import (
     columns,
+    matrix_from_quat,
     quat_from_euler_xyz,
     quat_from_yaw,
     quat_mul,
@@ -101,6 +102,17 @@ def test_quat_rotate_inverse_is_the_transpose_of_the_rotation_matrix(rng):
     expected = np.einsum("nji,nj->ni", mats, v)  # R^T v
     got = quat_rotate_inverse(torch.as_tensor(q), torch.as_tensor(v))
     torch.testing.assert_close(got, torch.as_tensor(expected), **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_from_quat_is_mju_quat2mat(rng, dtype):
+    q = random_quats(rng)
+    expected = np.stack([mj(mujoco.mju_quat2Mat, 9, q[i]).reshape(3, 3) for i in range(N)])
+    got = matrix_from_quat(batched(q, dtype))
+    assert got.shape[-2:] == (3, 3)
+    torch.testing.assert_close(
+        got.reshape(-1, 3, 3).to(torch.float64), torch.as_tensor(expected), **TOL[dtype]
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -14,7 +14,8 @@ from robolearn.rl.config import AgentCfg
 from robolearn.rl.runner import Runner
 
 PRETRAINED = "pretrained:"
-"""Prefix of ``agent.distillation.teacher`` naming a checkpoint shipped with robolearn."""
+"""Prefix of ``agent.distillation.teacher`` and ``agent.init_from`` naming a checkpoint
+shipped with robolearn."""
 
 
 def image_groups(env) -> set[str]:
@@ -23,8 +24,9 @@ def image_groups(env) -> set[str]:
     return {name for name, shape in shapes.items() if len(shape) == 3}
 
 
-def teacher_path(spec: str) -> Path:
-    """The checkpoint ``agent.distillation.teacher`` names: ``pretrained:<task>`` or a path."""
+def checkpoint_path(spec: str) -> Path:
+    """The checkpoint ``agent.distillation.teacher`` or ``agent.init_from`` names:
+    ``pretrained:<task>`` or a path."""
     if spec.startswith(PRETRAINED):
         return pretrained_path(spec[len(PRETRAINED) :])
     return Path(spec).expanduser()
@@ -33,7 +35,7 @@ def teacher_path(spec: str) -> Path:
 def load_teacher(spec: str, device: str) -> dict[str, Any]:
     """The teacher's checkpoint data; a checkpoint that holds no PPO actor (a distilled
     student's, say) is a RobolearnError."""
-    data = load_checkpoint(teacher_path(spec), map_location=device)
+    data = load_checkpoint(checkpoint_path(spec), map_location=device)
     agent = data.get("agent") or {}
     if "actor" not in agent or "actor_state_dict" not in data["model"]:
         raise RobolearnError(
@@ -69,4 +71,9 @@ def make_runner(env, agent_cfg: AgentCfg, vec_env=None, **runner_kwargs: Any) ->
     runner = Runner(vec_env or RslRlVecEnv(env), agent, device=device, **runner_kwargs)
     if teacher is not None:
         runner.load_teacher(teacher, agent_cfg.distillation.teacher)
+    if agent_cfg.init_from:
+        runner.load_weights(
+            load_checkpoint(checkpoint_path(agent_cfg.init_from), map_location=device),
+            f"agent.init_from {agent_cfg.init_from}",
+        )
     return runner

@@ -39,13 +39,19 @@ class PlayOptions:
     overrides: list[str] = dataclasses.field(default_factory=list)
 
 
-def _env_for_checkpoint(task: str, data: dict, overrides: list[str], **kw):
-    """The play variant of the task, with the overrides the checkpoint was trained with."""
+def _env_for_checkpoint(
+    task: str, data: dict, overrides: list[str], other_task: bool = False, **kw
+):
+    """The play variant of the task, with the overrides the checkpoint was trained with;
+    ``other_task``: the policy may come from another task (an exported one, whose inputs
+    and outputs are checked against the env), whose overrides are then not replayed."""
     from robolearn.env import ManagerBasedRLEnv
 
-    if data.get("task") not in (None, task):
-        raise RobolearnError(f"the policy was trained on {data.get('task')!r}, not {task!r}")
-    setup = build_setup(task, overrides, play=True, replayed=data.get("overrides", []), **kw)
+    trained_on = data.get("task")
+    if trained_on not in (None, task) and not other_task:
+        raise RobolearnError(f"the policy was trained on {trained_on!r}, not {task!r}")
+    replayed = data.get("overrides", []) if trained_on in (None, task) else []
+    setup = build_setup(task, overrides, play=True, replayed=replayed, **kw)
     return ManagerBasedRLEnv(setup.env_cfg), setup
 
 
@@ -84,12 +90,17 @@ def play(opts: PlayOptions, log=print) -> int:
     else:
         data = load_checkpoint(path)
     num_envs = opts.num_envs if opts.num_envs is not None else (256 if opts.eval else None)
+    # an exported policy plays on any task that observes what it reads (a variant of its
+    # own, for transfer: the rough policy among obstacles); a checkpoint on its own task
     env, _ = _env_for_checkpoint(
-        opts.task, data, opts.overrides, num_envs=num_envs, engine=engine, seed=opts.seed
-    )
+        opts.task, data, opts.overrides, other_task=exported, num_envs=num_envs,
+        engine=engine, seed=opts.seed,
+    )  # fmt: skip
     policy = _exported_policy(path, env) if exported else load_for_env(env, path)[0]
     if not opts.json:
-        log(f"playing {path} on {opts.task}: {env.num_envs} envs on {env.scene.engine.name}")
+        trained_on = data.get("task")
+        other = f" (trained on {trained_on})" if trained_on not in (None, opts.task) else ""
+        log(f"playing {path}{other} on {opts.task}: {env.num_envs} envs on {env.scene.engine.name}")
     recorder = None
     if opts.video:
         from robolearn.render.video import EnvRenderer, track_body_of

@@ -53,6 +53,7 @@ from robolearn.mdp.observations import (
     projected_gravity,
     sensor,
 )
+from robolearn.mdp.obstacle_events import scatter_on_ground
 from robolearn.mdp.rewards import (
     action_l2,
     action_rate_l2,
@@ -171,6 +172,7 @@ __all__ = [
     "reset_joints_by_offset",
     "reset_joints_by_scale",
     "reset_root_state_uniform",
+    "scatter_on_ground",
     "sensor",
     "terrain_levels",
     "terrain_out_of_bounds",

@@ -70,8 +70,7 @@ class EnvRenderer:
         e = self.engine
         for field in self._visual:
             getattr(self.model, field)[:] = e.model_field(field)[env_id].detach().cpu().numpy()
-        self.data.qpos[:] = e.qpos[env_id].detach().cpu().double().numpy()
-        self.data.qvel[:] = e.qvel[env_id].detach().cpu().double().numpy()
+        e.copy_state_to(env_id, self.data)
         mujoco.mj_forward(self.model, self.data)
         return self.data
 

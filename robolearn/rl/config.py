@@ -276,6 +276,12 @@ class AgentCfg:
     distillation: DistillationCfg = field(default_factory=DistillationCfg)
     """Distill a student from a teacher instead of PPO (off by default); ``obs_groups`` then
     names ``student`` and ``teacher`` groups."""
+    init_from: str = ""
+    """Start from another run's networks: a ``model_<iteration>.pt`` path, or
+    ``pretrained:<task>`` for a checkpoint shipped with robolearn (its actor, critic and
+    observation normalizers; the optimizer and the iteration count start afresh). For
+    fine-tuning a policy on a harder variant of its task, whose observations and actions
+    must have the same sizes. Empty: networks start at random."""
     logger: str = "tensorboard"
     """``tensorboard`` or ``wandb``."""
     check_for_nan: bool = True
@@ -333,6 +339,11 @@ class AgentCfg:
         if self.logger not in ("tensorboard", "wandb"):
             raise RobolearnError(f"agent.logger must be tensorboard or wandb, got {self.logger!r}")
         self._validate_distillation()
+        if self.init_from and self.distillation.enabled:
+            raise RobolearnError(
+                "agent.init_from starts a PPO run from a checkpoint; a distillation starts its "
+                "student at random and reads agent.distillation.teacher"
+            )
         for role in self.roles:
             if not self.obs_groups.get(role):
                 why = " (a distillation's roles are student and teacher)" * (role == "student")

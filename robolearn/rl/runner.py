@@ -231,6 +231,23 @@ class Runner:
                 f"({reason}); the teacher group must hold what the teacher was trained on"
             ) from exc
 
+    def load_weights(self, data: dict[str, Any], source: str) -> None:
+        """Start from a PPO checkpoint's actor, critic and normalizers (``agent.init_from``;
+        ``source`` names it in errors); optimizer and counters stay fresh."""
+        if "actor_state_dict" not in data.get("model", {}) or self.distilling:
+            raise RobolearnError(f"{source} holds no PPO policy (no actor) to start from")
+        try:
+            self.alg.load(data["model"], {"actor": True, "critic": True}, strict=True)
+        except (RuntimeError, KeyError) as exc:
+            # torch's message opens with a header line; the first mismatch says more
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            reason = (lines[1] if len(lines) > 1 else lines[0] if lines else "")[:200]
+            reason = reason.rstrip(".") or type(exc).__name__
+            raise RobolearnError(
+                f"{source} does not fit this task's networks ({reason}); its observations "
+                "and actions must have the sizes it was trained with"
+            ) from exc
+
     def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
         """Load the policy (and, for resuming, optimizer, counters and random state)."""
         nets = ("student", "teacher") if self.distilling else ("actor", "critic")

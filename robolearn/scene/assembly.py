@@ -177,6 +177,11 @@ def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None
         if cfg.model is None:
             make_object(spec, name, cfg, pos)
             continue
+        if cfg.mocap:
+            raise RobolearnError(
+                f"scene.entities.{name}: mocap applies to made objects (no model); an "
+                'MJCF\'s own bodies become mocap bodies by its mocap="true"'
+            )
         child = load_spec(resolve_model_path(cfg.model))
         frame = spec.worldbody.add_frame(pos=pos)
         body = child.worldbody.first_body()
@@ -242,7 +247,12 @@ def make_object(spec: mujoco.MjSpec, name: str, cfg: EntityCfg, pos: list[float]
             "env on any engine: neither MuJoCo's batch nor MuJoCo Warp varies a geom's type "
             "or mesh per env, only its size, pose, color and contact parameters)"
         )
-    body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos)
+    if cfg.mocap and cfg.free:
+        raise RobolearnError(
+            f"scene.entities.{name}: a mocap object has no free joint; set free=False with "
+            "mocap=True"
+        )
+    body = spec.worldbody.add_body(name=f"{prefix}box", pos=pos, mocap=bool(cfg.mocap))
     if cfg.free:
         body.add_freejoint(name=f"{prefix}root")
     body.mass = float(cfg.mass)
@@ -258,6 +268,10 @@ def make_object(spec: mujoco.MjSpec, name: str, cfg: EntityCfg, pos: list[float]
             size=size,
             rgba=rgba if k == 0 else [*rgba[:3], 0.0],
             friction=[float(f) for f in cfg.friction],
+            # whatever the robot's MJCF defaults (the quadruped's geoms have conaffinity
+            # 0: they touch only what has it), an object touches everything
+            contype=1,
+            conaffinity=1,
         )
 
 

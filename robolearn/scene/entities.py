@@ -29,7 +29,9 @@ class EntityCfg:
 
     model: str | None = None
     """MJCF file (a robolearn asset path or any path) whose worldbody's bodies are attached;
-    None makes the object below (its body is named ``box`` whatever its shape)."""
+    None makes the object below (its body is named ``box`` whatever its shape). A made
+    object collides with every geom that collides at all (its contype and conaffinity
+    are 1, whatever the MJCF's defaults)."""
     box: tuple[float, float, float] = (0.05, 0.05, 0.05)
     """Half-sizes (m) of the made object: a box's (x, y, z); a cylinder's radius is x and
     its half-height z; a sphere's radius is x."""
@@ -48,6 +50,12 @@ class EntityCfg:
     """The box floats (has a free joint); False fixes it in the world, at one place for
     every env, which a scene with a generated terrain refuses (each env has its own tile
     there)."""
+    mocap: bool = False
+    """The made object is a mocap body: it moves only where events put it (per env,
+    ``engine.mocap_pos``), pushed by nothing. The robot collides with it; the terrain and
+    other bodies fixed to the world do not (MuJoCo skips contacts between bodies that do
+    not move under physics), so an obstacle costs no contacts with the ground it stands
+    on. Set ``free`` to False with it."""
     pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Where the entity's frame is placed, relative to each env's origin (m)."""
     keyframe: str | None = None
@@ -107,6 +115,9 @@ class Entity:
         """The body of the entity's (first) free joint, or None if it does not float."""
         self.root_qpos_adr = int(model.jnt_qposadr[free[0]]) if free else 0
         self.root_dof_adr = int(model.jnt_dofadr[free[0]]) if free else 0
+        mocap = [b for b in self.body_ids if int(model.body_mocapid[b]) >= 0]
+        self.mocap_id = int(model.body_mocapid[mocap[0]]) if mocap else None
+        """The index into ``engine.mocap_pos`` of the entity's (first) mocap body, or None."""
 
     def local_name(self, name: str) -> str:
         """An element's name without the entity's prefix."""

@@ -34,6 +34,7 @@ from robolearn.scene.mirror import (
 from robolearn.scene.names import SceneNames, match_names
 from robolearn.scene.sensor_errors import SensorErrors
 from robolearn.scene.sensors import Sensor, SensorCfg
+from robolearn.scene.sensors.ray_groups import RayGroups
 from robolearn.scene.terrain import SceneTerrain
 from robolearn.sim import Engine
 from robolearn.terrain import generate
@@ -123,6 +124,9 @@ class Scene(SceneNames):
         self._joint_mirror: IndexMirror | None = None
         if cfg.mirror is not None:
             self.joint_mirror()  # a map naming a joint the model lacks fails here, at once
+        self.ray_groups = RayGroups(self.model, self.engine, cfg.sensors.values())
+        """The spare geom groups the ray casters skip (their robots' own geoms, the
+        terrain they read from its height field)."""
         self.sensors: dict[str, Sensor] = {}
         """The scene's sensors by name (``SceneCfg.sensors``), built and ready to read."""
         for name, sensor_cfg in cfg.sensors.items():
@@ -144,14 +148,17 @@ class Scene(SceneNames):
         fixed = [
             name
             for name, entity in self.entities.items()
-            if entity.root_body_id is None and any(b != 0 for b in entity.body_ids)
+            if entity.root_body_id is None
+            and entity.mocap_id is None
+            and any(b != 0 for b in entity.body_ids)
         ]
         if fixed:
             raise RobolearnError(
                 f"scene.entities: {', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} "
                 "fixed to the world, one place for every env, but on a generated terrain "
                 "each env has its own tile: give it a free joint (EntityCfg(free=True), "
-                "heavy to stay put) or leave the terrain out"
+                "heavy to stay put), make it a mocap body that events place per env "
+                "(EntityCfg(free=False, mocap=True)), or leave the terrain out"
             )
 
     def _find_root(self, root_body: str | None) -> tuple[int | None, int, int]:

@@ -28,6 +28,8 @@ class SceneTerrain:
     ) -> None:
         self.cfg = cfg
         geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, TERRAIN_GEOM)
+        self.geom_id = geom
+        """The terrain's height field geom."""
         self.height_map = HeightMap(model, geom, device)
         self.num_rows, self.num_cols = grid.tile_origins.shape[:2]
         self.tile_size = grid.tile_size

@@ -141,6 +141,11 @@ class CpuEngine(Engine):
         )
         return torch.from_numpy(dist), torch.from_numpy(geom).long()
 
+    def _set_ray_group(self, geom_ids: np.ndarray, group: int) -> None:
+        # the batch steps a copy of the model: its groups are per-simulation values of
+        # that copy (ngeom ints each), which the host model does not share
+        self.batch.expand("geom_group")[:, geom_ids] = group
+
     def _diverged(self) -> torch.Tensor:
         """Envs MuJoCo found diverged (and reset) or failed in since the last call.
 

@@ -2,10 +2,10 @@
 
 Every field below is a torch tensor of leading size ``num_envs`` on the engine's device
 that is a *view of the engine's memory*: no copy is made per step. State fields (qpos,
-qvel, ctrl, qfrc_applied, xfrc_applied) are read-write, and a write is the state the next
-``step`` starts from. Derived fields (xpos, xquat, cvel, subtree_com, site_xpos, site_xmat,
-sensordata, actuator_force, cfrc_ext, qacc) are outputs, overwritten by every ``step`` and
-``forward``; writing them has no effect.
+qvel, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat) are read-write, and a write
+is the state the next ``step`` starts from. Derived fields (xpos, xquat, cvel,
+subtree_com, site_xpos, site_xmat, sensordata, actuator_force, cfrc_ext, qacc) are
+outputs, overwritten by every ``step`` and ``forward``; writing them has no effect.
 
 Timing of derived fields follows ``mj_step``: after ``step`` they describe the state
 *before the last substep* (one physics dt behind qpos and qvel). ``forward`` makes them
@@ -52,6 +52,8 @@ FIELDS: tuple[str, ...] = (
     "ctrl",
     "qfrc_applied",
     "xfrc_applied",
+    "mocap_pos",
+    "mocap_quat",
     "time",
     "qacc",
     "xpos",
@@ -109,6 +111,8 @@ class Engine(abc.ABC):
     ctrl: torch.Tensor  # (N, nu) actuator controls
     qfrc_applied: torch.Tensor  # (N, nv) applied generalized forces
     xfrc_applied: torch.Tensor  # (N, nbody, 6) applied Cartesian force, torque per body
+    mocap_pos: torch.Tensor  # (N, nmocap, 3) mocap bodies' positions, world
+    mocap_quat: torch.Tensor  # (N, nmocap, 4) mocap bodies' orientations, w x y z
     time: torch.Tensor  # (N,) simulation time, seconds
     qacc: torch.Tensor  # (N, nv) generalized accelerations
     xpos: torch.Tensor  # (N, nbody, 3) body frame positions, world
@@ -443,6 +447,15 @@ class Engine(abc.ABC):
         """:meth:`jacobian` of checked (N,) int32 bodies and (N, 3) points."""
         raise RobolearnError(f"the {self.name} engine computes no Jacobians")
 
+    def copy_state_to(self, env_id: int, data: mujoco.MjData) -> None:
+        """Copy env ``env_id``'s state (qpos, qvel, and the mocap bodies' poses) into a
+        host MjData of :attr:`model`, for a renderer or viewer to compute and draw."""
+        data.qpos[:] = self.qpos[env_id].detach().cpu().double().numpy()
+        data.qvel[:] = self.qvel[env_id].detach().cpu().double().numpy()
+        if self.model.nmocap:
+            data.mocap_pos[:] = self.mocap_pos[env_id].detach().cpu().double().numpy()
+            data.mocap_quat[:] = self.mocap_quat[env_id].detach().cpu().double().numpy()
+
     # ---- rays -------------------------------------------------------------------------
 
     @engine_call
@@ -502,6 +515,26 @@ class Engine(abc.ABC):
         env_ids: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`cast_rays` with checked arguments; ``groups`` a (mjNGROUP,) 0/1 mask."""
+        raise RobolearnError(f"the {self.name} engine casts no rays")
+
+    @engine_call
+    def set_ray_group(self, geom_ids: Sequence[int], group: int) -> None:
+        """Put geoms in geom group ``group`` of the simulated model, for ray casts only.
+
+        A ray cast whose ``geom_groups`` leave ``group`` out then skips these geoms in
+        MuJoCo's own test, at no cost. Geom groups change nothing in the physics (MuJoCo
+        reads them only for rays and drawing), and the host model that renderers draw
+        (:attr:`model`) keeps its groups, so nothing is hidden from view.
+        """
+        if not 0 <= int(group) < mujoco.mjNGROUP:
+            raise RobolearnError(f"geom groups lie in [0, {mujoco.mjNGROUP}), got {group}")
+        ids = np.asarray(list(geom_ids), dtype=np.int64)
+        if ids.size and not (ids.min() >= 0 and ids.max() < self.model.ngeom):
+            raise RobolearnError(f"geom ids lie in [0, {self.model.ngeom}), got {ids.tolist()}")
+        self._set_ray_group(ids, int(group))
+
+    def _set_ray_group(self, geom_ids: np.ndarray, group: int) -> None:
+        """:meth:`set_ray_group` with checked arguments."""
         raise RobolearnError(f"the {self.name} engine casts no rays")
 
     # ---- divergence -------------------------------------------------------------------

@@ -545,6 +545,15 @@ class WarpEngine(Engine):
         # copies: the buffers are the next call's
         return views["dist"].clone(), views["geom"].long()
 
+    def _set_ray_group(self, geom_ids: np.ndarray, group: int) -> None:
+        # the device model's own groups, which the ray kernel reads; the host model keeps
+        # its own for drawing
+        groups = self.m.geom_group.numpy()
+        groups[..., geom_ids] = group
+        self.m.geom_group.assign(groups)
+        # the copy ran on warp's stream; the ray kernel runs on torch's
+        self._wp.synchronize_device(self.wp_device)
+
     def _make_ray_buffers(self, nray: int) -> tuple[dict, dict]:
         """Warp arrays for casting ``nray`` rays per world, and torch views of them."""
         wp, n = self._wp, self.num_envs

@@ -132,8 +132,7 @@ def _show_env(session: ViewerSession, viewer, data) -> None:
     viewer's lock)."""
 
     engine, i, model = session.env.scene.engine, session.env_id, session.env.scene.engine.model
-    data.qpos[:] = engine.qpos[i].detach().cpu().double().numpy()
-    data.qvel[:] = engine.qvel[i].detach().cpu().double().numpy()
+    engine.copy_state_to(i, data)
     mujoco.mj_forward(model, data)
     root = session.env.scene.root_body_id
     if session.follow_camera and root is not None:

@@ -288,6 +288,37 @@ def test_a_cnn_that_does_not_fit_its_images_is_a_one_line_error(tmp_path, capsys
     one_line_error(out, "agent.policy.cnn does not fit observation group 'depth'")
 
 
+def test_a_run_started_from_a_checkpoint_starts_from_its_policy(teacher):
+    """agent.init_from: the networks and normalizers of the checkpoint, a fresh count."""
+    path, teacher_return = teacher
+    cfg = cartpole_balance.agent_cfg()
+    cfg.init_from = str(path)
+    runner = make_runner(cartpole_env(64, seed=3), cfg)
+    assert runner.iterations == 0
+    assert returns(cartpole_env(64, seed=3), runner.get_inference_policy()) == pytest.approx(
+        teacher_return, rel=1e-5
+    )
+    fresh = make_runner(cartpole_env(64, seed=3), cartpole_balance.agent_cfg())
+    assert returns(cartpole_env(64, seed=3), fresh.get_inference_policy()) < teacher_return / 2
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("pretrained:humanoid_walk", "does not fit this task's networks"),
+        ("{tmp}/none.pt", "does not exist"),
+    ],
+)
+def test_a_start_checkpoint_that_does_not_fit_is_a_one_line_error(
+    tmp_path, capsys, value, fragment
+):
+    out = robolearn_in_process(
+        capsys, "train", "--task", "cartpole_balance", "--num_envs", 4, "--log_root", tmp_path,
+        f"agent.init_from={value.format(tmp=tmp_path)}",
+    )  # fmt: skip
+    one_line_error(out, fragment)
+
+
 def test_a_teacher_that_does_not_fit_or_is_missing_is_a_one_line_error(tmp_path, capsys):
     args = ("train", "--task", "quadruped_walk_rough_blind", "--num_envs", 4)
     missing = robolearn_in_process(

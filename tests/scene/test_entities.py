@@ -105,6 +105,11 @@ def test_terms_act_on_the_entity_they_select():
         ({"a/b": EntityCfg()}, "'a/b' is not an entity name"),
         ({"crate": EntityCfg(box=(0.1, -0.1, 0.1))}, "box half-sizes and mass must be > 0"),
         ({"buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="sit")}, "keyframes: stand"),
+        ({"crate": EntityCfg(mocap=True)}, "set free=False with mocap=True"),
+        (
+            {"buddy": EntityCfg(model="quadruped/quadruped.xml", mocap=True, free=False)},
+            "made objects",
+        ),
     ],
 )
 def test_bad_entities_are_one_clear_error(entities, fragment):

@@ -122,6 +122,72 @@ def test_the_warp_engine_casts_the_same_rays():
     assert bool((cpu.sensors["lidar"].geom == cpu.model.geom("step/box").id).any())
 
 
+def test_rays_skip_the_robot_by_its_geom_group_and_the_renderer_still_draws_it(scanned):
+    """The robot's moving geoms sit in a spare geom group of the simulated model that the
+    scan leaves out (one cast, nothing cast again); the host model, which the renderers
+    draw, keeps the groups its MJCF gave."""
+    scan = scanned.sensors["scan"]
+    assert scan._excluded is None  # no casting again past the legs
+    spare = set(range(6)) - set(scan._groups)
+    assert len(spare) == 1
+    groups = scanned.engine.batch.expanded("geom_group")
+    assert {int(g) for g in groups[:, robot_geoms(scanned)].flatten()} == spare
+    compiled = Scene(scene_cfg(), SimCfg(engine="cpu")).model.geom_group
+    assert scanned.model.geom_group.tolist() == compiled.tolist()
+    assert not spare & {int(g) for g in compiled}
+
+
+def test_a_sensor_that_names_its_geom_groups_casts_again_past_the_robot():
+    """Naming groups keeps every geom in its own group (a move would break the names):
+    the rays are then cast again past the legs, and read the same."""
+    cfg = scene_cfg(scan=RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1), geom_groups=(0, 1)))
+    named = standing(cfg).sensors["scan"].read()
+    assert named._excluded is not None and named._groups == (0, 1)
+    default = standing(scene_cfg(scan=RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1))))
+    reading = default.sensors["scan"].read()
+    assert torch.equal(named.geom, reading.geom)
+    assert torch.allclose(named.distances, reading.distances, atol=1e-6)
+
+
+@pytest.mark.parametrize(("engine", "crate"), [("cpu", True), ("cpu", False), ("warp-cpu", True)])
+def test_a_scan_over_a_generated_terrain_reads_what_mujoco_casts(engine, crate):
+    """Straight-down rays read the terrain from its height field, not from MuJoCo's cast
+    (which then has the crate alone to test, or nothing: no cast at all); over stairs and
+    rough ground every ray reads the distance and the geom that MuJoCo's own cast of it
+    finds, wherever that is not the robot."""
+    from robolearn.terrain import SubTerrainCfg, TerrainCfg
+
+    cfg = scene_cfg(4, scan=RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1)))
+    cfg.entities = (
+        {"crate": EntityCfg(box=(0.2, 0.2, 0.1), mass=20.0, pos=(0.6, 0.1, 0.3))} if crate else {}
+    )
+    cfg.terrain = TerrainCfg(
+        num_rows=2, num_cols=2, tile_size=(4.0, 4.0), border_width=1.0, max_init_level=1,
+        sub_terrains={
+            "stairs": SubTerrainCfg("pyramid_stairs", platform_width=1.0),
+            "rough": SubTerrainCfg("random_rough"),
+        },
+    )  # fmt: skip
+    scene = standing(cfg, engine, steps=10)
+    scan = scene.sensors["scan"]
+    assert scan._terrain is not None and scan._excluded is None
+    assert scan._cast_by_mujoco == crate
+    reading = scan.read()
+    # MuJoCo's own cast of the same rays, every group, nothing skipped but the base
+    dist, geom = scene.engine.cast_rays(
+        reading.origins_w, reading.directions_w, exclude_body=reading.body_id
+    )
+    robot = torch.isin(geom, torch.tensor(robot_geoms(scene), device=geom.device))
+    assert bool((~robot).any()) and bool(robot.any())
+    assert torch.equal(reading.geom[~robot], geom[~robot])
+    assert torch.allclose(reading.distances[~robot], dist[~robot].float(), atol=1e-4)
+    if crate:
+        assert bool((reading.geom == scene.model.geom("crate/box").id).any())
+    assert bool((reading.geom == scene.terrain.geom_id).any())
+    # under the legs, the ground or the crate beyond them
+    assert bool((reading.distances[robot] > dist[robot].float()).all())
+
+
 def test_a_pinhole_sees_a_wall_at_its_distance_along_the_optical_axis():
     wall = EntityCfg(box=(0.05, 2.0, 1.0), free=False, pos=(1.5, 0.0, 1.0))  # face at x = 1.45
     cfg = quadruped_scene()

@@ -30,6 +30,11 @@ class SensorHost(Protocol):
     engine: Engine
     body_names: list[str]
     env_origins: torch.Tensor
+    ray_groups: Any
+    """The spare geom groups ray casters skip (a
+    :class:`~robolearn.scene.sensors.ray_groups.RayGroups`)."""
+    terrain: Any
+    """The generated terrain (its ``height_map`` and ``geom_id``), or None."""
 
     def entity(self, name: str) -> Any: ...
 

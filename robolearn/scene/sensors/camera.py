@@ -170,10 +170,17 @@ class Camera(Sensor):
             if not rows:
                 return
             qpos = engine.qpos.detach().cpu().double().numpy()
+            mocap = scene.model.nmocap > 0
+            if mocap:
+                mocap_pos = engine.mocap_pos.detach().cpu().double().numpy()
+                mocap_quat = engine.mocap_quat.detach().cpu().double().numpy()
             pose = self._poses(rows)
             images = {kind: [] for kind in self.cfg.data_types}
             for k, env_id in enumerate(rows):
                 self._data.qpos[:] = qpos[env_id]
+                if mocap:  # obstacles the events placed per env
+                    self._data.mocap_pos[:] = mocap_pos[env_id]
+                    self._data.mocap_quat[:] = mocap_quat[env_id]
                 mujoco.mj_kinematics(scene.model, self._data)
                 mujoco.mj_camlight(scene.model, self._data)
                 for kind in self.cfg.data_types:

@@ -5,9 +5,17 @@ Rays are cast by the engine (:meth:`robolearn.sim.engine.Engine.cast_rays`: MuJo
 ``mj_ray`` threaded over envs on ``cpu``, MuJoCo Warp's ray kernel on the Warp engines),
 so they see what the physics collides with and the renderer draws: the terrain, boxes
 and steps placed as entities, other robots. The sensor's own entity (the robot carrying
-it) is skipped: a ray that hits one of its moving bodies is cast again from just past
-the hit, a few times over, so that a height scan sees the ground under the robot's feet
-rather than the feet. A ray that still hits the robot after that reads as a miss.
+it) is skipped, so that a height scan sees the ground under the robot's feet rather than
+the feet: its moving geoms sit in a geom group of their own that the sensor's casts
+leave out (:mod:`~robolearn.scene.sensors.ray_groups`). Where no group is spare, a ray
+that hits one of them is cast again from just past the hit, a few times over, and one
+that still hits the robot after that reads as a miss.
+
+Rays straight down (a grid pattern along -z, aligned by yaw or to the world) read a
+generated terrain from its height field, on the same triangles MuJoCo collides with
+(:class:`robolearn.terrain.HeightMap`), and MuJoCo casts them against everything else:
+the field is most of MuJoCo's cost per ray. Such a ray that starts under the terrain's
+surface reads 0 (it starts in the ground), where MuJoCo would read the field's base.
 
 The frame is the body's pose, turned by the config's offset, and then aligned as
 ``alignment`` says: ``yaw`` keeps only the body's heading (a height scan stays level when
@@ -20,11 +28,12 @@ body-pose term's).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.math import quat_mul, quat_rotate, yaw_quat
+from robolearn.math import matrix_from_quat, quat_mul, quat_rotate, yaw_quat
 from robolearn.scene.entities import ROBOT
 from robolearn.scene.sensors.base import Sensor, SensorCfg, SensorHost, find_body
 from robolearn.scene.sensors.ray_patterns import GridPattern, PinholePattern, RayPattern
@@ -103,7 +112,23 @@ class RayCaster(Sensor):
         self._offset = torch.tensor(cfg.offset, dtype=torch.float32, device=dev)
         rot = torch.tensor(cfg.rot, dtype=torch.float32, device=dev)
         self._rot = rot / rot.norm()
-        self._excluded = _moving_geoms(scene, cfg.entity)
+        moving = _moving_geoms(scene, cfg.entity)
+        own_group = scene.ray_groups.group(f"entity:{cfg.entity}", moving) if moving else None
+        self._excluded = _geom_table(scene, moving) if moving and own_group is None else None
+        """(ngeom,) bool: the own entity's geoms, cast past again; None where MuJoCo skips
+        them by their group (see :mod:`~robolearn.scene.sensors.ray_groups`)."""
+        self._terrain, terrain_group = _terrain_lookup(scene, cfg)
+        self._groups = (
+            cfg.geom_groups
+            if cfg.geom_groups is not None
+            else scene.ray_groups.all_but(own_group, terrain_group)
+        )
+        skipped = set(moving) if own_group is not None else set()
+        if self._terrain is not None:
+            skipped.add(self._terrain.geom)
+        self._cast_by_mujoco = _anything_left(scene, cfg, self.body_id, skipped)
+        """Whether MuJoCo's cast has any geom left to hit (none on a bare terrain read from
+        its height field: the scan is then a lookup alone)."""
         n, r = self.num_envs, self.num_rays
         self.distances = torch.full((n, r), cfg.max_distance, device=dev)
         self.hit = torch.zeros(n, r, dtype=torch.bool, device=dev)
@@ -166,10 +191,9 @@ class RayCaster(Sensor):
         # every env is cast (no engine selects envs without a host sync); where only some
         # are stale (resets between readings), the others keep their last reading
         body_pos, pos, quat = self._frame()
-        n, r = self.num_envs, self.num_rays
-        q = quat.unsqueeze(1).expand(n, r, 4)
-        origins = pos.unsqueeze(1) + quat_rotate(q, self.local_origins.expand(n, r, 3))
-        directions = quat_rotate(q, self.local_directions.expand(n, r, 3))
+        to_world = matrix_from_quat(quat).mT  # (N, 3, 3): one product for all rays
+        origins = pos.unsqueeze(1) + self.local_origins @ to_world
+        directions = self.local_directions @ to_world
         dist, geom = self._cast(origins, directions)
         hit = (geom >= 0) & (dist <= self.cfg.max_distance)
         new = {
@@ -233,8 +257,7 @@ class RayCaster(Sensor):
         pick = order.unsqueeze(-1).expand(-1, -1, 3)
         some_dist, some_geom = self.scene.engine.cast_rays(
             origins[rows].gather(1, pick), directions[rows].gather(1, pick), env_ids=rows,
-            geom_groups=self.cfg.geom_groups, static=self.cfg.hit_static,
-            exclude_body=self.body_id,
+            geom_groups=self._groups, static=self.cfg.hit_static, exclude_body=self.body_id,
         )  # fmt: skip
         dist = torch.full_like(own, -1.0, dtype=torch.float32)
         geom = torch.full_like(own, -1, dtype=torch.long)
@@ -250,13 +273,24 @@ class RayCaster(Sensor):
     def _cast_from(
         self, origins: torch.Tensor, directions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One cast of every ray in every env."""
-        cfg = self.cfg
+        """One cast of every ray in every env: MuJoCo's, and the terrain's height field
+        where it is read apart."""
+        if not self._cast_by_mujoco:
+            if self._terrain is None:  # nothing to see
+                missed = torch.full(origins.shape[:2], -1, dtype=torch.long, device=origins.device)
+                return missed.float(), missed
+            ground = self._terrain.distance_down(origins)
+            return ground, torch.where(ground >= 0, self._terrain.geom, -1)
         dist, geom = self.scene.engine.cast_rays(
-            origins, directions, geom_groups=cfg.geom_groups, static=cfg.hit_static,
+            origins, directions, geom_groups=self._groups, static=self.cfg.hit_static,
             exclude_body=self.body_id,
         )  # fmt: skip
-        return dist.float(), geom
+        dist = dist.float()
+        if self._terrain is None:
+            return dist, geom
+        ground = self._terrain.distance_down(origins)
+        nearer = (ground >= 0) & ((dist < 0) | (ground < dist))
+        return torch.where(nearer, ground, dist), torch.where(nearer, self._terrain.geom, geom)
 
 
 def _carrier(scene: SensorHost, cfg: RayCasterCfg, name: str) -> tuple[int, bool]:
@@ -273,14 +307,75 @@ def _carrier(scene: SensorHost, cfg: RayCasterCfg, name: str) -> tuple[int, bool
     return body, body == entity.root_body_id
 
 
-def _moving_geoms(scene: SensorHost, entity_name: str) -> torch.Tensor | None:
-    """A (ngeom,) bool table of the entity's geoms on bodies not welded to the world (what
-    its rays skip), or None where it has none."""
+def _moving_geoms(scene: SensorHost, entity_name: str) -> list[int]:
+    """The entity's geoms on bodies not welded to the world (what its rays skip)."""
     model = scene.model
     entity = scene.entity(entity_name)
-    moving = [g for g in entity.geom_ids if int(model.body_weldid[model.geom_bodyid[g]]) != 0]
-    if not moving:
-        return None
-    table = torch.zeros(model.ngeom, dtype=torch.bool, device=scene.device)
-    table[moving] = True
+    return [g for g in entity.geom_ids if int(model.body_weldid[model.geom_bodyid[g]]) != 0]
+
+
+def _anything_left(scene: SensorHost, cfg: RayCasterCfg, body: int, skipped: set[int]) -> bool:
+    """Whether some geom is left for MuJoCo's cast to hit: not ``skipped``, not on the
+    carrying body, static only if the sensor hits static geoms, in its named groups."""
+    model = scene.model
+    for g in range(model.ngeom):
+        if g in skipped or int(model.geom_bodyid[g]) == body:
+            continue
+        if not cfg.hit_static and int(model.body_weldid[model.geom_bodyid[g]]) == 0:
+            continue
+        if cfg.geom_groups is not None and int(model.geom_group[g]) not in cfg.geom_groups:
+            continue
+        return True
+    return False
+
+
+def _geom_table(scene: SensorHost, geoms: list[int]) -> torch.Tensor:
+    """A (ngeom,) bool table, true at ``geoms``."""
+    table = torch.zeros(scene.model.ngeom, dtype=torch.bool, device=scene.device)
+    table[geoms] = True
     return table
+
+
+class _TerrainBelow:
+    """Distances straight down to a generated terrain's height field, read from its
+    samples on MuJoCo's triangles instead of cast."""
+
+    def __init__(self, height_map: Any, geom: int) -> None:
+        self.height_map = height_map
+        self.geom = geom
+
+    def distance_down(self, origins: torch.Tensor) -> torch.Tensor:
+        """(N, R) distance from each origin down to the surface: 0 from under it, -1 off
+        the field (as MuJoCo misses there)."""
+        hm = self.height_map
+        x, y = origins[..., 0], origins[..., 1]
+        x0, x1, y0, y1 = hm.bounds
+        on = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+        down = (origins[..., 2] - hm.height_at(origins[..., :2])).clamp(min=0.0)
+        return torch.where(on, down, -1.0)
+
+
+def _terrain_lookup(
+    scene: SensorHost, cfg: RayCasterCfg
+) -> tuple[_TerrainBelow | None, int | None]:
+    """The terrain read apart from MuJoCo's cast, and the group its geom was moved to, when
+    every ray of the sensor points straight down onto a generated terrain; else None."""
+    terrain = getattr(scene, "terrain", None)
+    pattern = cfg.pattern
+    down = (
+        isinstance(pattern, GridPattern)
+        and torch.equal(_unit(pattern.direction), torch.tensor([0.0, 0.0, -1.0]))
+        and cfg.alignment in ("yaw", "world")
+        and torch.allclose(_unit(cfg.rot).abs(), torch.tensor([1.0, 0.0, 0.0, 0.0]))
+    )
+    if terrain is None or not down or not cfg.hit_static or cfg.geom_groups is not None:
+        return None, None
+    group = scene.ray_groups.group("terrain", [terrain.geom_id])
+    if group is None:
+        return None, None
+    return _TerrainBelow(terrain.height_map, terrain.geom_id), group
+
+
+def _unit(values: tuple[float, ...]) -> torch.Tensor:
+    v = torch.tensor(values, dtype=torch.float64)
+    return (v / v.norm()).float()
