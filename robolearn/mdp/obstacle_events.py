@@ -44,8 +44,6 @@ def scatter_on_ground(
     on the ground under it. Use it as a ``reset`` event after the robot's own reset, so
     that no object lands on the robot."""
     low, high = check_range(radius, "scatter_on_ground.radius", what="radii")
-    if low < 0:
-        raise RobolearnError(f"scatter_on_ground.radius must be >= 0 m, got {radius!r}")
     rows = EnvRows.of(env, as_env_mask(env, env_mask))
     scene, e = env.scene, env.scene.engine
     if around is None:

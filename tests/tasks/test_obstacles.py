@@ -179,3 +179,13 @@ def test_an_exported_policy_plays_on_a_variant_of_its_task(capsys):
     refused = robolearn_in_process(capsys, *args, "--num_envs", 4, "--checkpoint", shipped)
     assert refused.returncode == 2
     assert "trained on 'quadruped_walk_rough'" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("radius", "fragment"), [((-1.0, 2.0), "radii >= 0"), ((3.0, 1.0), "low <= high")]
+)
+def test_a_bad_scatter_radius_is_a_one_line_error(env, radius, fragment):
+    every = torch.ones(env.num_envs, dtype=torch.bool)
+    with pytest.raises(RobolearnError, match=fragment) as err:
+        mdp.scatter_on_ground(env, every, entities=("box_a",), radius=radius)
+    assert "\n" not in str(err.value)
