@@ -64,10 +64,8 @@ def scatter_on_ground(
         ground = (
             _ground_under(terrain, xy, yaw, half[:2], lowest=mocap is not None)
             if terrain is not None
-            else 0.0
+            else torch.zeros(n, device=dev)
         )
-        if not isinstance(ground, torch.Tensor):
-            ground = torch.zeros(n, device=dev)
         z = ground + (half[2] + (0.0 if mocap is not None else _GAP))
         pos = torch.cat((xy, z.unsqueeze(-1)), -1)
         quat = quat_from_yaw(yaw)

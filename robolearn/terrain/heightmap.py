@@ -36,8 +36,8 @@ class HeightMap:
         h = self.heights
         # each cell's four corner samples side by side: one 16-byte read per point instead
         # of four reads from two rows ny samples apart (1.5x faster over a 1001 x 1001 field)
-        self._cells = torch.stack((h[:-1, :-1], h[1:, :-1], h[:-1, 1:], h[1:, 1:]), -1)
-        self._cells = self._cells.reshape(-1, 4).contiguous()
+        corners = (h[:-1, :-1], h[1:, :-1], h[:-1, 1:], h[1:, 1:])
+        self._cells = torch.stack(corners, -1).reshape(-1, 4)
 
     def height_at(self, xy: torch.Tensor) -> torch.Tensor:
         """Ground height (m) under each point of ``xy`` (..., 2); points off the height
