@@ -14,6 +14,7 @@ from robolearn.mdp.actions import (
     RelativeJointPositionAction,
     RelativeJointPositionActionCfg,
 )
+from robolearn.mdp.camera_events import randomize_camera
 from robolearn.mdp.commands import (
     GaitPhaseCommand,
     GaitPhaseCommandCfg,
@@ -163,6 +164,7 @@ __all__ = [
     "randomize_actuator_gains",
     "randomize_body_com",
     "randomize_body_mass",
+    "randomize_camera",
     "randomize_effort_limits",
     "randomize_encoder_bias",
     "randomize_friction",

@@ -16,6 +16,7 @@ from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.init_state import add_init_keyframe
 from robolearn.scene.models import resolve_model_path
 from robolearn.scene.names import match_names
+from robolearn.scene.sensors.camera import add_model_cameras
 from robolearn.sim import Engine, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
 from robolearn.sim.stability import check_timestep
@@ -49,6 +50,7 @@ def build_engine(
         check_keyframe(spec, compile_model(spec), cfg.default_keyframe)
         attach_entities(spec, cfg.entities)
     add_contact_sensors(spec, cfg.contact_sensors)
+    add_model_cameras(spec, cfg.sensors)
     if terrain is not None:
         add_terrain(spec, terrain)
     model = compile_model(spec)

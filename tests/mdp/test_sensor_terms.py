@@ -150,6 +150,34 @@ def test_camera_images_are_observations():
     assert float(depth.min()) > 0 and float(colour.max()) > 0.1  # it sees the ground, lit
 
 
+def test_camera_randomization_draws_each_env_s_view_at_reset():
+    cam_cfg = CameraCfg(width=8, height=6, data_types=("depth",), body="trunk", fov_y=50.0)
+    env = rough_env(sensors={"cam": cam_cfg})
+    params = {
+        "sensor": "cam", "pos_jitter": (0.02, 0.0, 0.01), "rot_jitter": (0.0, 5.0, 0.0),
+        "fov_y_range": (40.0, 60.0), "light_scale_range": (0.5, 1.5),
+    }  # fmt: skip
+    every = torch.ones(env.num_envs, dtype=torch.bool)
+    mdp.randomize_camera(env, every, **params)
+    cam = env.scene.sensors["cam"]
+    assert (
+        float((cam.offset[:, 0].abs()).amax()) <= 0.02 and len(set(cam.offset[:, 0].tolist())) == 4
+    )
+    assert bool((cam.offset[:, 1] == 0).all()) and float(cam.offset[:, 2].abs().amax()) <= 0.01
+    assert bool(((cam.fov_y >= 40) & (cam.fov_y <= 60)).all())
+    assert bool(((cam.light_scale >= 0.5) & (cam.light_scale <= 1.5)).all())
+    pitch = 2 * torch.asin(cam.rot[:, 2].abs())  # turned about y alone
+    assert float(pitch.amax()) <= torch.deg2rad(torch.tensor(5.0)) + 1e-6
+    assert torch.allclose(cam.rot[:, [1, 3]], torch.zeros(4, 2), atol=1e-6)
+    before = cam.offset.clone()
+    mdp.randomize_camera(env, torch.tensor([True, False, False, False]), **params)
+    assert torch.equal(cam.offset[1:], before[1:]) and not torch.equal(cam.offset[0], before[0])
+    with pytest.raises(RobolearnError, match="pos_jitter must be 3 numbers >= 0"):
+        mdp.randomize_camera(env, every, "cam", pos_jitter=(-0.1, 0, 0))
+    with pytest.raises(RobolearnError, match=r"fov_y_range lies in \(0, 180\)"):
+        mdp.randomize_camera(env, every, "cam", fov_y_range=(40.0, 200.0))
+
+
 def test_sensors_draw_their_readings_when_asked():
     env = rough_env()
     env.step(torch.zeros(env.num_envs, env.num_actions))
@@ -167,7 +195,9 @@ def test_a_step_with_sensors_never_waits_for_the_device(engine):
     env = rough_env(
         engine,
         rewards=True,
+        sensors={"cam": CameraCfg(width=8, height=6, data_types=("depth",), body="trunk")},
         touching=ObservationTermCfg(mdp.contact_states, params={"sensor": "touch"}),
+        near=ObservationTermCfg(mdp.camera_nearness, params={"sensor": "cam"}),
     )
     assert {"air_time", "contacts"} <= set(env.reward_manager.term_names)
     actions = torch.zeros(env.num_envs, env.num_actions)

@@ -4,6 +4,8 @@ on MuJoCo Warp (warp-cpu)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from robolearn.envs.quadruped import quadruped_scene
@@ -348,6 +350,136 @@ def test_antialiasing_smooths_edges_only():
     assert int(face.sum()) > 300 and not bool((changed & face).any())
 
 
+def turn_env(scene: Scene, env_id: int, yaw: float, forward: bool = True) -> None:
+    """Turn one env's robot about z by ``yaw`` radians where it stands (and, with
+    ``forward``, tell the sensors every env's state changed)."""
+    qpos = scene.engine.qpos
+    qpos[env_id, 3:7] = torch.tensor([math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)])
+    if forward:
+        scene.forward(torch.ones(scene.num_envs, dtype=torch.bool))
+
+
+def test_the_batch_renderer_draws_what_opengl_draws():
+    """The two renderers from the same poses, one robot turned away from the wall: the
+    same depth (metres) and geom ids in each env, the wall red in both; the colours
+    themselves differ (two lighting models)."""
+    view = {"width": 32, "height": 24, "fov_y": 60.0, "body": "trunk", "offset": (0.3, 0, 0.05)}
+    kinds = ("rgb", "depth", "segmentation")
+    scene = camera_scene(
+        batch=CameraCfg(data_types=kinds, **view),
+        gl=CameraCfg(data_types=kinds, renderer="opengl", **view),
+    )
+    turn_env(scene, 1, 2.0)
+    batch, gl = scene.sensors["batch"], scene.sensors["gl"]
+    assert torch.allclose(batch.depth, gl.depth, atol=1e-4)
+    assert bool((batch.segmentation == gl.segmentation).all())
+    wall = scene.model.geom("wall/box").id
+    assert int((batch.segmentation[0] == wall).sum()) > 300
+    assert int((batch.segmentation[1] == wall).sum()) == 0  # turned away
+    for image in (batch.rgb[0, 12, 16].int(), gl.rgb[0, 12, 16].int()):
+        assert int(image[0]) > 40 and int(image[1:].amax()) < 10
+
+
+@pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
+def test_each_env_is_drawn_with_its_own_colours_and_sizes(engine):
+    """Events that give an env's wall another colour and thickness show in its images only,
+    on the cpu engine (whose per-env fields the renderer copies) as on MuJoCo Warp."""
+    cfg = quadruped_scene()
+    cfg.num_envs = 2
+    wall = EntityCfg(box=(0.05, 1.0, 0.5), free=False, pos=(1.2, 0, 0.5), rgba=(1.0, 0, 0, 1.0))
+    cfg.entities = {"wall": wall}
+    cfg.sensors = {
+        "cam": CameraCfg(
+            width=16, height=16, data_types=("rgb", "depth"), body="trunk", offset=(0.3, 0, 0.05)
+        )
+    }
+    scene = Scene(cfg, SimCfg(engine=engine, per_env_fields=("geom_rgba", "geom_size")))
+    every = torch.ones(2, dtype=torch.bool, device=scene.device)
+    scene.reset_to_default(every)
+    scene.forward(every)
+    box = scene.model.geom("wall/box").id
+    scene.engine.model_field("geom_rgba")[1, box] = torch.tensor([0.0, 1.0, 0.0, 1.0])
+    scene.engine.model_field("geom_size")[1, box, 0] = 0.25  # 20 cm nearer
+    cam = scene.sensors["cam"]
+    rgb, depth = cam.rgb[:, 8, 8].int(), cam.depth[:, 8, 8]
+    assert int(rgb[0, 0]) > 40 and int(rgb[0, 1]) < 10  # red
+    assert int(rgb[1, 1]) > 40 and int(rgb[1, 0]) < 10  # green
+    assert abs(float(depth[0] - depth[1]) - 0.2) < 1e-3
+
+
+def test_a_reading_renders_only_the_envs_it_must():
+    """Between readings (update_period) an env's image holds, unless the env reset; the
+    batch renderer draws every env at once but keeps the new image of the reset one only."""
+    view = {"width": 16, "height": 16, "body": "trunk", "offset": (0.3, 0, 0.05)}
+    scene = camera_scene(cam=CameraCfg(data_types=("depth",), update_period=1000, **view))
+    cam = scene.sensors["cam"]
+    before = cam.depth.clone()
+    turn_env(scene, 0, 2.0, forward=False)
+    turn_env(scene, 1, 2.0, forward=False)
+    cam.invalidate(torch.tensor([False, True]))  # as a reset of env 1 does
+    after = cam.depth
+    assert torch.equal(after[0], before[0])  # not stale: the old image holds
+    assert float((after[1] - before[1]).abs().amax()) > 0.5
+
+
+@pytest.mark.parametrize("renderer", ["batch", "opengl"])
+def test_each_env_s_camera_can_move_turn_widen_and_dim(renderer):
+    """Camera randomization's levers (Camera.set_view), env by env, on both renderers:
+    env 0 keeps the config's view of the wall throughout."""
+    view = {"width": 24, "height": 16, "fov_y": 45.0, "body": "trunk", "offset": (0.3, 0, 0.05)}
+    kinds = ("rgb", "depth", "segmentation")
+    scene = camera_scene(5, cam=CameraCfg(data_types=kinds, renderer=renderer, **view))
+    cam, wall = scene.sensors["cam"], scene.model.geom("wall/box").id
+    depth0, rgb0 = cam.depth[:, 8, 12].clone(), cam.rgb.float().mean((1, 2, 3))
+    envs = lambda *ids: torch.tensor([i in ids for i in range(5)])  # noqa: E731
+    cam.set_view(envs(1), offset=cam.offset + torch.tensor([0.2, 0.0, 0.0]))
+    half_turn = torch.tensor([0.0, 0.0, 0.0, 1.0]).expand(5, 4)  # about z
+    cam.set_view(envs(2), rot=half_turn, fov_y=torch.full((5,), 120.0))
+    # envs 3 and 4 look down at the floor, which the model's light (from above) lights
+    down = torch.tensor([math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0]).expand(5, 4)
+    cam.set_view(envs(3, 4), rot=down)
+    cam.set_view(envs(4), light_scale=torch.zeros(5))
+    depth, seg, rgb = cam.depth[:, 8, 12], cam.segmentation, cam.rgb.float().mean((1, 2, 3))
+    assert abs(float(depth[0] - depth0[0])) < 1e-5 and abs(float(rgb[0] - rgb0[0])) < 1e-3
+    assert abs(float(depth0[1] - depth[1]) - 0.2) < 1e-3  # 20 cm nearer the wall
+    assert int((seg[0] == wall).sum()) == 24 * 16 and int((seg[2] == wall).sum()) == 0
+    assert int((seg[3] == wall).sum()) == 0 and torch.equal(seg[3], seg[4])
+    assert float(rgb[4]) < 0.8 * float(rgb[3])  # the same view, the model's light off
+
+
+@pytest.mark.parametrize("renderer", ["batch", "opengl"])
+def test_a_wider_field_of_view_sees_past_the_wall(renderer):
+    """The batch renderer traces rays precomputed for the config's field of view until
+    one is set per env; then each env's own is drawn (and with antialiasing, whose
+    sub-pixel rays are fixed, setting one is refused)."""
+    view = {"width": 24, "height": 16, "fov_y": 45.0, "body": "trunk", "offset": (0.3, 0, 0.05)}
+    scene = camera_scene(2, cam=CameraCfg(data_types=("segmentation",), renderer=renderer, **view))
+    cam, wall = scene.sensors["cam"], scene.model.geom("wall/box").id
+    assert int((cam.segmentation == wall).sum()) == 2 * 24 * 16  # both see only the wall
+    cam.set_view(torch.tensor([False, True]), fov_y=torch.full((2,), 150.0))
+    seen = (cam.segmentation == wall).sum((1, 2))
+    assert int(seen[0]) == 24 * 16 and 0 < int(seen[1]) < 24 * 16 // 2
+    if renderer == "batch":
+        smooth = CameraCfg(data_types=("rgb",), antialias=True, **view)
+        cam = camera_scene(1, cam=smooth).sensors["cam"]
+        with pytest.raises(RobolearnError, match="randomize fov_y with antialias=False"):
+            cam.set_view(torch.tensor([True]), fov_y=torch.full((1,), 60.0))
+
+
+@pytest.mark.warp
+def test_the_batch_renderer_draws_alike_on_cpu_and_warp_cpu():
+    view = {"width": 24, "height": 16, "body": "trunk", "offset": (0.3, 0, 0.05)}
+    scenes = [
+        camera_scene(2, engine, cam=CameraCfg(data_types=("depth", "segmentation"), **view))
+        for engine in ("cpu", "warp-cpu")
+    ]
+    for scene in scenes:
+        turn_env(scene, 1, 0.5)
+    cpu, warp = (s.sensors["cam"] for s in scenes)
+    assert torch.allclose(cpu.depth, warp.depth, atol=1e-4)
+    assert float((cpu.segmentation == warp.segmentation).float().mean()) > 0.99
+
+
 @pytest.mark.parametrize("engine", ["cpu", pytest.param("warp-cpu", marks=pytest.mark.warp)])
 def test_a_camera_fixed_in_the_env_and_what_it_does_not_render(engine):
     scene = camera_scene(
@@ -376,7 +508,10 @@ def test_a_camera_fixed_in_the_env_and_what_it_does_not_render(engine):
         (CameraCfg(width=0), "width must be an integer >= 1"),
         (CameraCfg(data_types=("thermal",)), "data_types must name some of"),
         (CameraCfg(fov_y=180.0), r"fov_y lies in \(0, 180\)"),
-        (CameraCfg(width=5000), "larger than the model's offscreen buffer"),
+        (CameraCfg(width=5000, renderer="opengl"), "larger than the model's offscreen buffer"),
+        (CameraCfg(width=10**5, height=10**5), r"need about [0-9,.]+ GiB of memory .*smaller"),
+        (CameraCfg(renderer="vulkan"), "renderer must be one of batch, opengl"),
+        (CameraCfg(reflections=True), "reflections are drawn by the opengl renderer only"),
         (CameraCfg(body="tail"), "has no body 'tail'"),
         ("not a sensor", "must be a sensor config"),
         (SensorCfg(), "is no kind of sensor"),
