@@ -643,6 +643,7 @@ def apply_override(
     parts = path.split(".")
     node = root
     walked = root_name
+    trail: list[tuple[Any, str]] = []  # (container, key) of each node above ``node``
     for i, key in enumerate(parts):
         walked = f"{walked}.{key}" if walked else key
         children = _children(node)
@@ -665,7 +666,7 @@ def apply_override(
             ):
                 # a switch with a word besides (true, false or "auto"): YAML's booleans are
                 # the switch, any other text is the word
-                setattr(node, key, _bool_or_text(text))
+                _store(trail, node, key, _bool_or_text(text))
                 return
             parsed = _parse_value(text, current, walked)
             if parsed is None and isinstance(node, Mapping):
@@ -679,12 +680,26 @@ def apply_override(
                 value = _coerce_to_hint(parsed, node, key, walked)
             else:
                 value = _coerce(parsed, current, walked)
-            if isinstance(node, Mapping):
-                node[key] = value
-            else:
-                setattr(node, key, value)
+            _store(trail, node, key, value)
             return
+        trail.append((node, key))
         node = node[key] if isinstance(node, Mapping) else getattr(node, key)
+
+
+def _store(trail: list[tuple[Any, str]], node: Any, key: str, value: Any) -> None:
+    """Set ``node``'s ``key`` to ``value``. A frozen dataclass (a sensor's config) is not
+    changed in place: a copy with the new value replaces it in its container, and so on up
+    ``trail`` while the containers are frozen too."""
+    while True:
+        if isinstance(node, Mapping):
+            node[key] = value
+            return
+        params = getattr(node, "__dataclass_params__", None)
+        if params is None or not params.frozen or not trail:
+            setattr(node, key, value)
+            return
+        value = dataclasses.replace(node, **{key: value})
+        node, key = trail.pop()
 
 
 def parse_overrides(items: list[str]) -> list[tuple[str, str]]:

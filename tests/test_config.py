@@ -181,3 +181,18 @@ def test_a_run_trained_without_a_term_the_play_variant_drops_plays():
         build_setup("quadruped_walk", ["env.events.push=null"], play=True)
     with pytest.raises(RobolearnError, match=r"unknown config path 'env\.events\.psuh'"):
         build_setup("quadruped_walk", [], play=True, replayed=["env.events.psuh=2"])
+
+
+def test_a_sensor_config_is_frozen_yet_takes_overrides():
+    """Sensor configs are frozen dataclasses: an override replaces the config in its scene
+    with a changed copy (the command line's env.scene.sensors.<name>.<field>=...)."""
+    cfg = get_task("cartpole_balance_depth").env_cfg()
+    camera = cfg.scene.sensors["camera"]
+    apply_override(cfg, "scene.sensors.camera.renderer", "opengl", root_name="env")
+    apply_override(cfg, "scene.sensors.camera.width", "32", root_name="env")
+    changed = cfg.scene.sensors["camera"]
+    assert (changed.renderer, changed.width, changed.height) == ("opengl", 32, camera.height)
+    assert camera.renderer == "batch"  # the task's own config object is untouched
+    unknown = r"unknown config path 'env\.scene\.sensors\.camera\.wdth'"
+    with pytest.raises(RobolearnError, match=unknown):
+        apply_override(cfg, "scene.sensors.camera.wdth", "32", root_name="env")
