@@ -278,8 +278,11 @@ class Camera(Sensor):
         """Render every env at once and keep the new images where ``env_mask`` is set
         (a select on the device: no host synchronisation)."""
         batch, dev = self._batch, self._batch.device
+        # The view is written at every reading, not only by set_view: a world camera sits
+        # at its env's origin, which a terrain curriculum moves at resets (a few floats
+        # per env, against a render).
         offset = self.offset
-        if self.body_id is None:  # a world camera, at each env's origin
+        if self.body_id is None:
             offset = offset + self.scene.env_origins
         batch.cam_pos.copy_(offset.to(dev))
         batch.cam_quat.copy_(quat_mul(self.rot, self._axes.expand_as(self.rot)).to(dev))
