@@ -55,7 +55,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   # setuptools warns on every editable install that folders named like the package may
   # shadow it: a general caution, not a problem of this install (9 lines that look like one)
   PYTHONWARNINGS="ignore:Editable installation${PYTHONWARNINGS:+,$PYTHONWARNINGS}" \
-    "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl]" 2>&1 | grep -v "^WARNING: Location" || true
+    "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl,newton]" 2>&1 | grep -v "^WARNING: Location" || true
   # importing warp prints its banner (and, without an NVIDIA driver, a warning that is no
   # failure here): shown only if the check fails
   if ! check=$("$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch, stable_baselines3, skrl" 2>&1); then

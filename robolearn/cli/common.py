@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-ENGINE_CHOICES = ("auto", "cpu", "cuda", "warp-cpu")
+ENGINE_CHOICES = ("auto", "cpu", "cuda", "warp-cpu", "newton", "newton-cpu")
 """robolearn.sim.ENGINES, restated so that parsing the command line does not import the
 engines (torch, MuJoCo); a test checks that the two agree."""
 

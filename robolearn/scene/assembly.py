@@ -70,6 +70,9 @@ def build_engine(
         cfg.num_envs,
         sim.engine,
         nthread=sim.nthread,
+        newton_solver=sim.newton.solver,
+        newton_substeps=sim.newton.substeps,
+        spec=spec,
         # each env's lags of MuJoCo's delayed loops are its own
         per_env_fields=tuple(sim.per_env_fields)
         + (("actuator_delay",) if model_delays(driven) else ()),

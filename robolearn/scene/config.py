@@ -18,11 +18,26 @@ from robolearn.terrain import TerrainCfg
 
 
 @dataclass
+class NewtonCfg:
+    """The Newton engines' settings (``env.sim.engine=newton`` or ``newton-cpu``)."""
+
+    solver: str = "mujoco"
+    """Newton's solver: ``mujoco`` (MuJoCo Warp, MuJoCo's actuators), ``featherstone``,
+    ``xpbd`` or ``semi_implicit`` (Newton's own, with its collision pipeline)."""
+    substeps: int | None = None
+    """Solver steps per physics step; None for the solver's default (1 on ``mujoco``;
+    enough for steps of 1 ms on featherstone and xpbd, 50 us on semi_implicit)."""
+
+
+@dataclass
 class SimCfg:
     """Which engine runs the physics, and how."""
 
     engine: str = "auto"
-    """``auto`` (cuda if available, else cpu), ``cpu``, ``cuda``, ``cuda:N`` or ``warp-cpu``."""
+    """``auto`` (cuda if available, else cpu), ``cpu``, ``cuda``, ``cuda:N``, ``warp-cpu``,
+    ``newton`` or ``newton-cpu`` (Newton's solvers: :class:`NewtonCfg`)."""
+    newton: NewtonCfg = field(default_factory=NewtonCfg)
+    """The Newton engines' solver and substeps; unused by the other engines."""
     physics_dt: float | None = None
     """Physics timestep in seconds; None keeps the MJCF's ``<option timestep>``."""
     gravity: tuple[float, float, float] | None = None

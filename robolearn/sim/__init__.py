@@ -29,7 +29,7 @@ from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
 from robolearn.sim.model import CONTACT_FORCE_SENSOR, ModelSource, compile_model, load_spec
 from robolearn.sim.timer import EngineTimer
 
-ENGINES = ("auto", "cpu", "cuda", "warp-cpu")
+ENGINES = ("auto", "cpu", "cuda", "warp-cpu", "newton", "newton-cpu")
 
 __all__ = [
     "CONTACT_FORCE_SENSOR",
@@ -59,10 +59,15 @@ def resolve_engine(engine: str) -> str:
         )
     if base == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if base == "cuda" and not torch.cuda.is_available():
+    if base in ("cuda", "newton") and not torch.cuda.is_available():
+        fallback = (
+            "'newton-cpu'"
+            if base == "newton"
+            else "'cpu' (or 'warp-cpu' to test the Warp code path)"
+        )
         raise RobolearnError(
             f"engine {engine!r} needs a CUDA GPU and torch with CUDA, and this machine has "
-            "none; use engine 'cpu' (or 'warp-cpu' to test the Warp code path)"
+            f"none; use engine {fallback}"
         )
     return engine
 
@@ -73,6 +78,9 @@ def make_engine(
     engine: str = "auto",
     *,
     nthread: int | None = None,
+    newton_solver: str = "mujoco",
+    newton_substeps: int | None = None,
+    spec: mujoco.MjSpec | None = None,
     per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
     nconmax: int | None = None,
     njmax: int | None = None,
@@ -85,8 +93,14 @@ def make_engine(
         model: an MJCF file path, an MJCF string, a ``mujoco.MjSpec``, or a model that
             :func:`compile_model` compiled.
         num_envs: number of parallel simulations (>= 1).
-        engine: ``auto``, ``cpu``, ``cuda`` (or ``cuda:N``) or ``warp-cpu``.
+        engine: ``auto``, ``cpu``, ``cuda`` (or ``cuda:N``), ``warp-cpu``, ``newton`` or
+            ``newton-cpu``.
         nthread: threads of the ``cpu`` engine; default all cores this process may use.
+        newton_solver, newton_substeps: the Newton engines' solver
+            (:data:`robolearn.sim.newton_engine.SOLVERS`) and solver steps per physics
+            step (None: the solver's default).
+        spec: the spec a compiled ``model`` came from, which the Newton engines import
+            (Newton reads MJCF); not needed when ``model`` is a source.
         per_env_fields: model fields that get per-env values (domain randomization).
         nconmax, njmax: contact and constraint capacity per env on the Warp engines;
             default measured on the model (:mod:`robolearn.sim.capacity`).
@@ -106,7 +120,34 @@ def make_engine(
         raise RobolearnError(f"num_envs must be an integer >= 1, got {num_envs!r}")
     # Before anything steps: a diverging task would otherwise print a line per env per step.
     messages.install()
+    if name.startswith("newton"):
+        from robolearn.sim.newton_engine import check_solver
+
+        check_solver(newton_solver, newton_substeps)
+        if spec is None and isinstance(model, mujoco.MjModel):
+            raise RobolearnError(
+                "the newton engines import the model's MJCF: pass the spec it was compiled "
+                "from (spec=...), or the MJCF itself"
+            )
+        if spec is None:
+            spec = load_spec(model)
     mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
+    if name.startswith("newton"):
+        from robolearn.sim.newton_engine import NewtonEngine
+
+        return NewtonEngine(
+            mj_model,
+            num_envs,
+            spec,
+            device="cpu" if name == "newton-cpu" else "cuda:0",
+            solver=newton_solver,
+            substeps=newton_substeps,
+            per_env_fields=per_env_fields,
+            nconmax=nconmax,
+            njmax=njmax,
+            cuda_graph=cuda_graph,
+            reserve_per_env=reserve_per_env,
+        )
     if name == "cpu":
         from robolearn.sim.cpu import CpuEngine
 

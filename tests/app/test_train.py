@@ -433,6 +433,14 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
         (["--task", TASK, "env.sim.engine=bogus"], "unknown engine 'bogus'"),
         (["--task", TASK, "--engine", "cuda:x"], "invalid choice"),
         (["--task", TASK, "env.sim.engine=cuda:x"], "unknown engine 'cuda:x'"),
+        (
+            ["--task", TASK, "--engine", "newton-cpu", "env.sim.newton.solver=vbd"],
+            "unknown Newton solver 'vbd'; valid: mujoco, featherstone, xpbd, semi_implicit",
+        ),
+        (
+            ["--task", TASK, "--engine", "newton-cpu", "env.sim.newton.substeps=0"],
+            "env.sim.newton.substeps must be a whole number >= 1",
+        ),
         (["--task", TASK, "env.episode_length_s=inf"], "episode_length_s must be a finite"),
         (["--task", TASK, "agent.experiment_name=../../x"], "experiment_name '../../x' may only"),
         (["--task", TASK, "agent.experiment_name=/tmp/x"], "experiment_name '/tmp/x' may only"),
