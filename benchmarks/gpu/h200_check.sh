@@ -4,13 +4,15 @@
 # On the GPU machine, from the repository root, after the wheels are in place:
 #   bash .carry1/install-wheels && export PYTHONPATH=/tmp/site:$PYTHONPATH; bash benchmarks/gpu/h200_check.sh
 # Here, on warp's CPU device and at toy sizes (how this script is tested without a GPU):
-#   ENGINE=warp-cpu SIZES=32 CAMERA_ENVS=16 TRAIN_ENVS=32 TRAIN_SECONDS=60 bash benchmarks/gpu/h200_check.sh
+#   ENGINE=warp-cpu SIZES=32 CAMERA_ENVS=16 NEWTON_ENVS=16 TRAIN_ENVS=32 TRAIN_SECONDS=60 \
+#     bash benchmarks/gpu/h200_check.sh
 #
 # In order: versions; the tests that need CUDA; then at each env count of SIZES the bare
 # MuJoCo Warp step (benchmarks/gpu/bare_mjwarp.py), the host's waits per env step
 # (count_syncs.py) and `robolearn bench` (env steps/s alone, with inference, with
 # training; torch's and Warp's GPU memory), joined in summary.json with the overhead over
-# the bare step; the camera sensor's images/s at CAMERA_ENVS (camera_throughput.py); then
+# the bare step; the camera sensor's images/s at CAMERA_ENVS (camera_throughput.py); the
+# newton engine's solvers against the cuda engine at NEWTON_ENVS (newton_speed.py); then
 # humanoid_walk trained for the time left and its last checkpoint evaluated. Everything lands under $OUT (default /tmp/gpu-check).
 #
 # Time: the script ends within BUDGET seconds of its start (default 520: a device call
@@ -28,6 +30,7 @@ TRAIN_ENVS=${TRAIN_ENVS:-4096}
 TRAIN_SECONDS=${TRAIN_SECONDS:-100000}  # a cap: training gets the time left otherwise
 BUDGET=${BUDGET:-520}
 CAMERA_ENVS=${CAMERA_ENVS:-"1024 4096"}  # the camera sensor's env counts (64x64 images)
+NEWTON_ENVS=${NEWTON_ENVS:-4096}  # the newton engine against the cuda engine
 TESTS=${TESTS:-first}  # first, last (after the sizes: figures before tests on a short lease) or skip
 EVAL_S=60      # kept for the evaluation after training
 END_S=15       # kept for the summary, and for a stopped step's kill-after
@@ -115,6 +118,14 @@ done
 step "camera sensor images/s, $CAMERA_ENVS envs" 90 30 "$OUT/camera.md" \
   $PY benchmarks/camera_throughput.py --engine "$ENGINE" --renderers batch \
   --num_envs $CAMERA_ENVS --sizes 64 --rounds 2
+
+# Newton beside MuJoCo Warp on the same device: humanoid_walk's bare physics and env steps/s
+# on the newton engine's MuJoCo and Featherstone solvers against the cuda engine.
+if [ "$ENGINE" = cuda ]; then NEWTON_ENGINES="cuda newton/mujoco newton/featherstone"
+else NEWTON_ENGINES="$ENGINE newton-cpu/mujoco"; fi
+step "newton against $ENGINE, $NEWTON_ENVS envs" 120 40 "$OUT/newton.md" \
+  $PY benchmarks/newton_speed.py --task humanoid_walk --num_envs $NEWTON_ENVS \
+  --engines $NEWTON_ENGINES --rounds 2 --seconds 2 --min_steps 2
 
 stamp "summary"
 $PY - "$OUT" <<'EOF' | tee "$OUT/summary.txt"

@@ -4,7 +4,7 @@
 #
 #   bash benchmarks/gpu/pack_deps.sh            # writes .gpu-deps1, .gpu-deps2, ... here
 #
-# The packages (warp-lang, mujoco, mujoco-warp, rsl-rl-lib, tensordict, gymnasium and what
+# The packages (warp-lang, mujoco, mujoco-warp, newton, rsl-rl-lib, tensordict, gymnasium and what
 # they need beyond torch, numpy and onnx) are downloaded as wheels for PY_VERSION, unpacked
 # into one folder and compressed with xz (warp's 149 MB wheel packs to about 100 MB: xz
 # takes 30% off what zip leaves; all together about 116 MB), then split. On the machine,
@@ -27,7 +27,7 @@ dl() {
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PY_VERSION" \
     --implementation cp "${platforms[@]}" -d "$stage/wheels" "$@"
 }
-dl mujoco mujoco-warp warp-lang rsl-rl-lib tensordict pyvers gymnasium farama-notifications \
+dl mujoco mujoco-warp warp-lang newton rsl-rl-lib tensordict pyvers gymnasium farama-notifications \
   gitpython gitdb smmap glfw pyopengl
 # mujoco pins its compiled halves exactly
 pins=$(unzip -p "$stage"/wheels/mujoco-[0-9]*.whl '*/METADATA' |

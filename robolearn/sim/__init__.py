@@ -120,34 +120,17 @@ def make_engine(
         raise RobolearnError(f"num_envs must be an integer >= 1, got {num_envs!r}")
     # Before anything steps: a diverging task would otherwise print a line per env per step.
     messages.install()
+    warp_options = dict(
+        per_env_fields=per_env_fields,
+        nconmax=nconmax,
+        njmax=njmax,
+        cuda_graph=cuda_graph,
+        reserve_per_env=reserve_per_env,
+    )
     if name.startswith("newton"):
-        from robolearn.sim.newton_engine import check_solver
-
-        check_solver(newton_solver, newton_substeps)
-        if spec is None and isinstance(model, mujoco.MjModel):
-            raise RobolearnError(
-                "the newton engines import the model's MJCF: pass the spec it was compiled "
-                "from (spec=...), or the MJCF itself"
-            )
-        if spec is None:
-            spec = load_spec(model)
+        solver = (newton_solver, newton_substeps)
+        return _newton_engine(name, model, num_envs, spec, *solver, **warp_options)
     mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
-    if name.startswith("newton"):
-        from robolearn.sim.newton_engine import NewtonEngine
-
-        return NewtonEngine(
-            mj_model,
-            num_envs,
-            spec,
-            device="cpu" if name == "newton-cpu" else "cuda:0",
-            solver=newton_solver,
-            substeps=newton_substeps,
-            per_env_fields=per_env_fields,
-            nconmax=nconmax,
-            njmax=njmax,
-            cuda_graph=cuda_graph,
-            reserve_per_env=reserve_per_env,
-        )
     if name == "cpu":
         from robolearn.sim.cpu import CpuEngine
 
@@ -161,13 +144,31 @@ def make_engine(
     from robolearn.sim.mjwarp import WarpEngine
 
     device = "cpu" if name == "warp-cpu" else (name if ":" in name else "cuda:0")
-    return WarpEngine(
-        mj_model,
-        num_envs,
-        device=device,
-        per_env_fields=per_env_fields,
-        nconmax=nconmax,
-        njmax=njmax,
-        cuda_graph=cuda_graph,
-        reserve_per_env=reserve_per_env,
+    return WarpEngine(mj_model, num_envs, device=device, **warp_options)
+
+
+def _newton_engine(
+    name: str,
+    model: ModelSource | mujoco.MjModel,
+    num_envs: int,
+    spec: mujoco.MjSpec | None,
+    solver: str,
+    substeps: int | None,
+    **options,
+) -> Engine:
+    """:func:`make_engine` of ``newton`` or ``newton-cpu``: Newton imports the MJCF."""
+    from robolearn.sim.newton_engine import NewtonEngine, check_solver
+
+    check_solver(solver, substeps)
+    if spec is None and isinstance(model, mujoco.MjModel):
+        raise RobolearnError(
+            "the newton engines import the model's MJCF: pass the spec it was compiled "
+            "from (spec=...), or the MJCF itself"
+        )
+    if spec is None:
+        spec = load_spec(model)
+    mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
+    device = "cpu" if name == "newton-cpu" else "cuda:0"
+    return NewtonEngine(
+        mj_model, num_envs, spec, device=device, solver=solver, substeps=substeps, **options
     )

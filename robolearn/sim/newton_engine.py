@@ -440,11 +440,20 @@ class NewtonEngine(WarpEngine):
     def _mujoco_sync(self, name: str, view: torch.Tensor) -> Callable[[], None]:
         """Copy a per-env field into the MuJoCo solver's model (its bodies, dofs and
         actuators are in MuJoCo's order; its geoms are the colliding ones, matched)."""
-        theirs = self._wp.to_torch(getattr(self._solver.mjw_model, name))
+        array = getattr(self._solver.mjw_model, name, None)
+        theirs = None if array is None else self._wp.to_torch(array)
+        index = None
         if name.startswith("geom_"):
             index = torch.as_tensor(self._geom_of_mjc, device=self.device)
-            return lambda: theirs.copy_(view.index_select(1, index))
-        return lambda: theirs.copy_(view)
+        want = view.shape if index is None else (view.shape[0], len(index), *view.shape[2:])
+        if theirs is None or tuple(theirs.shape) != tuple(want):
+            raise RobolearnError(
+                f"the newton engine's mujoco solver holds no per-env {name} (Newton's model "
+                "of it has none, or one value for all envs)"
+            )
+        if index is None:
+            return lambda: theirs.copy_(view)
+        return lambda: theirs.copy_(view.index_select(1, index))
 
     def _own_solver_sync(self, name: str, view: torch.Tensor) -> Callable[[], None] | None:
         """Per-env fields on Newton's own solvers: actuator and damping fields are read by

@@ -1,0 +1,81 @@
+"""Sim-to-sim across engines: the shipped policies evaluated on the cpu engine and on each of
+Newton's solvers, one ``robolearn play --eval --json`` per row, printed as a markdown table.
+
+    python benchmarks/newton_sim2sim.py --num_envs 16
+    python benchmarks/newton_sim2sim.py --tasks humanoid_walk --solvers mujoco featherstone
+
+Every env runs one whole episode of the task's play variant (no noise, no pushes) from the
+same seed on every engine. A fall is a failure termination (base contact or too low).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+SOLVERS = ("mujoco", "featherstone", "xpbd", "semi_implicit")
+
+
+def evaluate(task: str, num_envs: int, engine: str, solver: str | None) -> dict:
+    cmd = [
+        sys.executable,
+        "-m",
+        "robolearn",
+        "play",
+        "--task",
+        task,
+        "--checkpoint",
+        "pretrained",
+        "--eval",
+        "--num_envs",
+        str(num_envs),
+        "--engine",
+        engine,
+        "--json",
+    ]
+    if solver:
+        cmd.append(f"env.sim.newton.solver={solver}")
+    start = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["wall_s"] = time.perf_counter() - start
+    return result
+
+
+def row(task: str, label: str, r: dict) -> str:
+    if "error" in r:
+        return f"| {task} | {label} | {r['error']} | | | | |"
+    falls = sum(r["terminations"]["failures"].get(k, 0.0) for k in ("base_contact", "base_too_low"))
+    return (
+        f"| {task} | {label} | {r['episodes']} | {r['mean_return']:.1f} | {falls:.0%} | "
+        f"{r['base_velocity/lin_vel_error']:.3f} | {r['base_velocity/ang_vel_error']:.3f} | "
+        f"{r['mean_episode_length_s']:.1f} | {r['wall_s']:.0f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["humanoid_walk", "quadruped_walk_rough"])
+    parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=SOLVERS)
+    parser.add_argument("--num_envs", type=int, default=16)
+    args = parser.parse_args()
+    print(
+        "| task | engine | episodes | mean return | falls | linear error (m/s) | "
+        "yaw-rate error (rad/s) | episode (s) | wall (s) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for task in args.tasks:
+        print(row(task, "cpu", evaluate(task, args.num_envs, "cpu", None)), flush=True)
+        for solver in args.solvers:
+            result = evaluate(task, args.num_envs, "newton-cpu", solver)
+            print(row(task, f"newton-cpu, {solver}", result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
