@@ -1,10 +1,10 @@
 """What Newton makes of our scenes: its MJCF import against MuJoCo's compile, the physics of
 its MuJoCo solver against the cpu engine, and physics steps/s of its solvers beside ours.
 
-Groundwork for a ``newton`` engine (not built yet): the facts its design rests on, measured.
-Newton (PyPI ``newton``, pure Python over warp) is not a robolearn dependency yet:
+The measurements the ``newton`` engines (robolearn/sim/newton_engine.py) were designed
+from, kept to check a new Newton release against: its import and its solvers run bare,
+outside the engine (``pip install robolearn[newton]``):
 
-    pip install --no-deps "newton>=1.8"
     python benchmarks/newton_probe.py --tasks humanoid_walk quadruped_walk --num_envs 256 \
         --dt 0.01 0.001
 

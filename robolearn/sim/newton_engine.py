@@ -180,6 +180,12 @@ class NewtonEngine(WarpEngine):
             self._control = self.nm.control()
             with _quiet_newton():
                 self._solver = self._make_solver(newton, nconmax, njmax)
+            self._their_overflow = None
+            if solver == "mujoco":
+                # as for our own MuJoCo Warp model: warn of dropped contacts only, and
+                # report them in diverged() (Newton clears the flags at each of its steps)
+                self._solver.mjw_model.opt.warn_overflow = self._overflow_bad
+                self._their_overflow = wp.to_torch(self._solver.mjw_data.overflow)
             self._collision = None
             self._contacts = None
             if solver != "mujoco":
@@ -391,6 +397,8 @@ class NewtonEngine(WarpEngine):
         self._push_inputs()
         super()._step(nsubsteps)
         self.time += nsubsteps * self.physics_dt
+        if self._their_overflow is not None:
+            self._overflow |= self._their_overflow
 
     def _push_inputs(self) -> None:
         """Controls, applied forces and per-env model fields into Newton's arrays: torch
