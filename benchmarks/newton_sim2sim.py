@@ -45,6 +45,8 @@ def evaluate(task: str, num_envs: int, engine: str, solver: str | None) -> dict:
         return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["wall_s"] = time.perf_counter() - start
+    # Newton's collision kernels print this when its contact buffer is full (contacts lost)
+    result["overflows"] = out.stdout.count("Contact buffer overflowed")
     return result
 
 
@@ -56,6 +58,7 @@ def row(task: str, label: str, r: dict) -> str:
         f"| {task} | {label} | {r['episodes']} | {r['mean_return']:.1f} | {falls:.0%} | "
         f"{r['base_velocity/lin_vel_error']:.3f} | {r['base_velocity/ang_vel_error']:.3f} | "
         f"{r['mean_episode_length_s']:.1f} | {r['wall_s']:.0f} |"
+        + (f" contact buffer full {r['overflows']} times |" if r["overflows"] else "")
     )
 
 

@@ -472,8 +472,7 @@ class WarpEngine(Engine):
         self._overflow_counts.zero_()
         if not any(counts):
             return None
-        nconmax = int(self.d.naconmax) // self.num_envs
-        capacity = {"nconmax": nconmax, "njmax": int(self.d.njmax)}
+        capacity = {"nconmax": self._contacts_per_env(), "njmax": int(self.d.njmax)}
         parts = []
         for flag, count in zip(self._overflow_kinds, counts, strict=True):
             if count:
@@ -484,6 +483,10 @@ class WarpEngine(Engine):
             "MuJoCo Warp ran out of room and dropped contacts or constraints, and reset "
             f"those envs as diverged: {'; '.join(parts)}"
         )
+
+    def _contacts_per_env(self) -> int:
+        """The contact room per env that an overflow ran out of."""
+        return int(self.d.naconmax) // self.num_envs
 
     def _bind_model_field(self, name: str) -> torch.Tensor:
         return self._wp.to_torch(getattr(self.m, name))

@@ -189,8 +189,12 @@ class NewtonEngine(WarpEngine):
             self._collision = None
             self._contacts = None
             if solver != "mujoco":
-                self._collision = newton.CollisionPipeline(self.nm)
+                self._contact_room = self._contact_capacity(nconmax)
+                self._collision = newton.CollisionPipeline(
+                    self.nm, rigid_contact_max=self._contact_room * self.num_envs
+                )
                 self._contacts = self._collision.contacts()
+                self._contact_count = wp.to_torch(self._contacts.rigid_contact_count)
                 self._actuators = _ActuatorMap(self, model)
         self._ctrl_in = (
             wp.to_torch(self._control.mujoco.ctrl).view(self.num_envs, model.nu)
@@ -266,6 +270,21 @@ class NewtonEngine(WarpEngine):
             )
         self._geom_of_mjc = _match_geoms(theirs, ours)
         self._shape_of_mjc = probe.mjc_geom_to_newton_shape.numpy().reshape(-1)
+
+    def _contact_capacity(self, nconmax: int | None) -> int:
+        """Contacts per env in Newton's collision pipeline: ``nconmax`` when set, else 4x
+        MuJoCo Warp's estimate for the model. Newton's own estimate overflowed on rough
+        terrain (72 per env for the quadruped, whose feet meet several of the height
+        field's triangles each), and an overflow drops contacts."""
+        self._narrowphase_bit = int(self._mjw.OverflowType.NARROWPHASE)
+        if nconmax is not None:
+            return int(nconmax)
+        return max(64, 4 * int(self.d.naconmax) // self.num_envs)
+
+    def _contacts_per_env(self) -> int:
+        if self._contacts is not None:  # Newton's collision pipeline's room
+            return self._contact_room
+        return super()._contacts_per_env()
 
     def _make_solver(self, newton, nconmax: int | None, njmax: int | None):
         solvers = newton.solvers
@@ -399,6 +418,11 @@ class NewtonEngine(WarpEngine):
         self.time += nsubsteps * self.physics_dt
         if self._their_overflow is not None:
             self._overflow |= self._their_overflow
+        elif self._contacts is not None:
+            # Newton's contact buffer is shared by all envs: a full one may have dropped
+            # any env's contacts (what the last solver step saw; one reading per env step)
+            full = self._contact_count >= self._contact_room * self.num_envs
+            self._overflow |= full.to(self._overflow.dtype) * self._narrowphase_bit
 
     def _push_inputs(self) -> None:
         """Controls, applied forces and per-env model fields into Newton's arrays: torch
