@@ -39,6 +39,13 @@ def humanoid_scene() -> str:
     return str(HUMANOID_SCENE)
 
 
+def stand(engine) -> None:
+    """Reset every env of a humanoid engine to its standing keyframe, holding its ctrl."""
+    qpos0, ctrl0 = stand_state(engine)
+    engine.reset(qpos=qpos0)
+    engine.ctrl[:] = ctrl0
+
+
 def stand_state(engine) -> tuple[torch.Tensor, torch.Tensor]:
     """The humanoid's standing keyframe as (qpos, ctrl) rows in the engine's dtype."""
     key = engine.model.key("stand")

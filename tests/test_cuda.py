@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from conftest import stand_state
+from conftest import stand
 
 from robolearn.sim import make_engine
 
@@ -15,12 +15,6 @@ pytestmark = [
     pytest.mark.cuda,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
 ]
-
-
-def stand(engine):
-    qpos0, ctrl0 = stand_state(engine)
-    engine.reset(qpos=qpos0)
-    engine.ctrl[:] = ctrl0
 
 
 def deterministic(*engines) -> bool:

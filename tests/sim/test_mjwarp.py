@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import stand_state
+from conftest import stand, stand_state
 
 from robolearn.errors import RobolearnError
 from robolearn.sim import make_engine
@@ -15,12 +15,6 @@ pytestmark = pytest.mark.warp
 @pytest.fixture(scope="module")
 def warp_engine(humanoid_scene):
     return make_engine(humanoid_scene, 4, "warp-cpu")
-
-
-def stand(engine):
-    qpos0, ctrl0 = stand_state(engine)
-    engine.reset(qpos=qpos0)
-    engine.ctrl[:] = ctrl0
 
 
 def test_fields_are_views_of_warp_arrays(warp_engine):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import stand_state
+from conftest import stand
 
 from robolearn.errors import RobolearnError
 from robolearn.sim import compile_model, load_spec, make_engine
@@ -20,12 +20,6 @@ CARTPOLE = str(Path(__file__).parents[2] / "assets" / "cartpole" / "cartpole.xml
 @pytest.fixture(scope="module")
 def newton_mujoco(humanoid_scene):
     return make_engine(humanoid_scene, 3, "newton-cpu")
-
-
-def stand(engine):
-    qpos0, ctrl0 = stand_state(engine)
-    engine.reset(qpos=qpos0)
-    engine.ctrl[:] = ctrl0
 
 
 def test_mujoco_solver_matches_the_cpu_engine(newton_mujoco, humanoid_scene):
