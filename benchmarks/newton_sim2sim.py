@@ -5,7 +5,8 @@ Newton's solvers, one ``robolearn play --eval --json`` per row, printed as a mar
     python benchmarks/newton_sim2sim.py --tasks humanoid_walk --solvers mujoco featherstone
 
 Every env runs one whole episode of the task's play variant (no noise, no pushes) from the
-same seed on every engine. A fall is a failure termination (base contact or too low).
+same seed on every engine. A fall is a failure termination (base contact or too low);
+"diverged" the share of episodes whose physics diverged (NaN or beyond sim.max_speed).
 """
 
 from __future__ import annotations
@@ -50,16 +51,28 @@ def evaluate(task: str, num_envs: int, engine: str, solver: str | None) -> dict:
     return result
 
 
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def row(task: str, label: str, r: dict) -> str:
     if "error" in r:
-        return f"| {task} | {label} | {r['error']} | | | | |"
-    falls = sum(r["terminations"]["failures"].get(k, 0.0) for k in ("base_contact", "base_too_low"))
-    return (
-        f"| {task} | {label} | {r['episodes']} | {r['mean_return']:.1f} | {falls:.0%} | "
-        f"{r['base_velocity/lin_vel_error']:.3f} | {r['base_velocity/ang_vel_error']:.3f} | "
-        f"{r['mean_episode_length_s']:.1f} | {r['wall_s']:.0f} |"
-        + (f" contact buffer full {r['overflows']} times |" if r["overflows"] else "")
-    )
+        return f"| {task} | {label} | {r['error']} | | | | | | | |"
+    failures = r["terminations"]["failures"]
+    falls = sum(failures.get(k) or 0.0 for k in ("base_contact", "base_too_low"))
+    cells = [
+        str(r["episodes"]),
+        _num(r["mean_return"], ".1f"),
+        _num(falls, ".0%"),
+        _num(failures.get("nonfinite") or 0.0, ".0%"),
+        _num(r.get("base_velocity/lin_vel_error"), ".3f"),
+        _num(r.get("base_velocity/ang_vel_error"), ".3f"),
+        _num(r["mean_episode_length_s"], ".1f"),
+        _num(r["wall_s"], ".0f"),
+    ]
+    if r["overflows"]:
+        cells.append(f"contact buffer full {r['overflows']} times")
+    return f"| {task} | {label} | " + " | ".join(cells) + " |"
 
 
 def main() -> None:
@@ -69,10 +82,10 @@ def main() -> None:
     parser.add_argument("--num_envs", type=int, default=16)
     args = parser.parse_args()
     print(
-        "| task | engine | episodes | mean return | falls | linear error (m/s) | "
+        "| task | engine | episodes | mean return | falls | diverged | linear error (m/s) | "
         "yaw-rate error (rad/s) | episode (s) | wall (s) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for task in args.tasks:
         print(row(task, "cpu", evaluate(task, args.num_envs, "cpu", None)), flush=True)
         for solver in args.solvers:

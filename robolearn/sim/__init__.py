@@ -1,4 +1,4 @@
-"""Vectorized MuJoCo engines; the only package that touches ``mujoco.batch`` or warp.
+"""Vectorized physics engines; the only package that touches ``mujoco.batch``, warp or newton.
 
 >>> from robolearn.sim import make_engine
 >>> engine = make_engine("humanoid/humanoid.xml", num_envs=1024)   # doctest: +SKIP
@@ -6,8 +6,9 @@
 
 Engines: ``cpu`` (MuJoCo's batch engine on a thread pool, float64), ``cuda`` (MuJoCo Warp
 on a GPU in a CUDA graph, float32), ``warp-cpu`` (MuJoCo Warp on warp's CPU device, for
-testing the GPU code path anywhere), and ``auto``: ``cuda`` when CUDA is available, else
-``cpu``.
+testing the GPU code path anywhere), ``newton`` and ``newton-cpu`` (the same MJCF through
+Newton's importer, stepped by one of Newton's solvers), and ``auto``: ``cuda`` when CUDA is
+available, else ``cpu``.
 
 ``engine.diverged()`` names the envs whose physics went wrong in the last step;
 ``with engine.timed() as timer:`` measures the seconds spent in each engine call.

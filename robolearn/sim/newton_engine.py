@@ -610,6 +610,7 @@ class _ActuatorMap:
                 dtype=wp.vec2,
             )
             self.forcelimited = wp.array(m.actuator_forcelimited.astype(np.int32), dtype=wp.int32)
+            self.no_ref = wp.zeros(1, dtype=wp.float32)  # made here: a graph cannot allocate
         # XPBD and semi-implicit take no armature, so a stiff PD as an explicit force on a
         # light link blows up (our humanoid's ankles at 1 ms): there position actuators
         # become Newton's joint drives (implicit in XPBD) and the force range is not held
@@ -690,7 +691,7 @@ class _ActuatorMap:
                 self.gear,
                 self.act_qadr,
                 self.act_dof,
-                e._dof_ref if e._dof_ref is not None else wp.zeros(1, dtype=float),
+                e._dof_ref if e._dof_ref is not None else self.no_ref,
                 int(e._dof_ref is not None),
                 self.model.nq,
                 nv,
