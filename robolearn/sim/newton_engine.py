@@ -252,7 +252,7 @@ class NewtonEngine(WarpEngine):
         # the actuator kernel of Newton's own solvers indexes Newton's joint coordinates
         # by MuJoCo's addresses: true of every model whose joints Newton maps one to one
         mapped = probe.mj_q_start.numpy() >= 0
-        self._same_coords = (
+        same_coords = (
             one.joint_coord_count == ours.nq
             and one.joint_dof_count == ours.nv
             and np.array_equal(
@@ -262,7 +262,7 @@ class NewtonEngine(WarpEngine):
                 one.joint_qd_start.numpy()[:-1][mapped], probe.mj_qd_start.numpy()[mapped]
             )
         )
-        if self.solver_name != "mujoco" and not self._same_coords:
+        if self.solver_name != "mujoco" and not same_coords:
             raise RobolearnError(
                 f"Newton's import of this model lays out its joint coordinates apart from "
                 f"MuJoCo's, which the newton engine's {self.solver_name} solver needs; use "
@@ -270,6 +270,12 @@ class NewtonEngine(WarpEngine):
             )
         self._geom_of_mjc = _match_geoms(theirs, ours)
         self._shape_of_mjc = probe.mjc_geom_to_newton_shape.numpy().reshape(-1)
+
+    def _world_bytes(self, model, data, nconmax, njmax) -> int:
+        # Memory check before anything is allocated: the MuJoCo solver holds a second
+        # MuJoCo Warp data of every world beside ours, and Newton's own solvers hold
+        # states and contact buffers of their own; counted as one more world's data
+        return 2 * super()._world_bytes(model, data, nconmax, njmax)
 
     def _contact_capacity(self, nconmax: int | None) -> int:
         """Contacts per env in Newton's collision pipeline: ``nconmax`` when set, else 4x
@@ -500,7 +506,7 @@ class NewtonEngine(WarpEngine):
             return lambda: mu.index_copy_(1, shapes, view[:, geoms, 0])
         return None
 
-    def model_field_or_default(self, name: str) -> torch.Tensor:
+    def _field_rows(self, name: str) -> torch.Tensor:
         """(N or 1, ...) values of a model field on the device: per env where declared."""
         return self._wp.to_torch(getattr(self.m, name)).view(-1, *getattr(self.model, name).shape)
 
@@ -653,9 +659,9 @@ class _ActuatorMap:
         e, acts, dofs, g2 = self.engine, self._acts, self._dofs, self._gear**2
         u = torch.clamp(e.ctrl[:, acts], self._lo, self._hi)
         self._target[:, self._qadr] = u / self._gear - self._ref
-        gain = e.model_field_or_default("actuator_gainprm")[:, acts, 0]
-        bias = e.model_field_or_default("actuator_biasprm")[:, acts, 2]
-        damping = e.model_field_or_default("dof_damping")[:, dofs]
+        gain = e._field_rows("actuator_gainprm")[:, acts, 0]
+        bias = e._field_rows("actuator_biasprm")[:, acts, 2]
+        damping = e._field_rows("dof_damping")[:, dofs]
         self._ke[:, dofs] = gain * g2
         self._kd[:, dofs] = -bias * g2 + damping
 
