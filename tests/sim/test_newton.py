@@ -61,7 +61,12 @@ def test_fields_are_views_and_reset_keeps_other_envs(newton_mujoco):
     assert not torch.equal(e.qpos[1], before)  # env 1 went on from where it was
 
 
-@pytest.mark.parametrize("solver", ["mujoco", "featherstone"])
+# XPBD, semi-implicit and the standing humanoid on Newton's own solvers: behind -m slow,
+# to hold the default suite's time (mujoco and Featherstone run by default)
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("solver", ["mujoco", pytest.param("featherstone", marks=SLOW)])
 def test_per_env_mass_reaches_newtons_solver(newton_mujoco, humanoid_scene, solver):
     """Domain randomization writes robolearn's per-env fields; Newton's solver must see them:
     a torso three times as heavy sinks the standing humanoid further."""
@@ -83,6 +88,7 @@ def test_per_env_mass_reaches_newtons_solver(newton_mujoco, humanoid_scene, solv
         e.set_const()
 
 
+@SLOW
 @pytest.mark.parametrize("solver", ["featherstone", "xpbd"])
 def test_own_solvers_hold_the_standing_humanoid(humanoid_scene, solver):
     """MuJoCo's position actuators, carried over to Newton's own solvers, hold the pose: the
@@ -96,7 +102,15 @@ def test_own_solvers_hold_the_standing_humanoid(humanoid_scene, solver):
     assert not e.diverged().any()
 
 
-@pytest.mark.parametrize("solver", ["mujoco", "featherstone", "xpbd", "semi_implicit"])
+@pytest.mark.parametrize(
+    "solver",
+    [
+        "mujoco",
+        "featherstone",
+        pytest.param("xpbd", marks=SLOW),
+        pytest.param("semi_implicit", marks=SLOW),
+    ],
+)
 def test_own_solvers_push_the_cart_as_mujoco_does(solver):
     """A motor's ctrl and an applied force (xfrc_applied) reach every solver as MuJoCo
     means them: the cart pushed for 0.1 s travels as far as in MuJoCo's converged answer
