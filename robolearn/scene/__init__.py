@@ -5,7 +5,7 @@ managers what every task needs by name: the robot's joints (its hinge and slide 
 qpos order), actuators, bodies, sites and sensors; the state of a floating root (a free
 joint); and the default joint positions each env resets around.
 
-Modules: ``config`` (SceneCfg, SimCfg), ``entities`` (the robot and the other robots and
+Modules: ``config`` (SceneCfg, SimCfg, NewtonCfg), ``entities`` (the robot and the other robots and
 objects beside it, and the selector terms use), ``models`` (where an MJCF comes from),
 ``actuators`` (how the joints are driven), ``assembly`` (the MJCF, its entities and the
 engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
@@ -23,7 +23,7 @@ from robolearn.scene.actuators import (
     pd_gains,
     reflected_inertia,
 )
-from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.config import NewtonCfg, SceneCfg, SimCfg
 from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg, FrameCfg, SceneEntityCfg
 from robolearn.scene.init_state import InitStateCfg
@@ -54,6 +54,7 @@ __all__ = [
     "InitStateCfg",
     "JointMirrorCfg",
     "LidarPattern",
+    "NewtonCfg",
     "PinholePattern",
     "RayCasterCfg",
     "Scene",
