@@ -385,7 +385,7 @@ class WarpEngine(Engine):
             try:
                 mjw.reset_data(m, d, reset=no_env)
                 mjw.forward(m, d)
-                mjw.step(m, d)
+                self._substeps(1)()  # the engine's own step (a subclass may step otherwise)
             finally:
                 for array, copy in saved:
                     wp.copy(array, copy)

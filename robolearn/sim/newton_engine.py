@@ -195,7 +195,7 @@ class NewtonEngine(WarpEngine):
                 )
                 self._contacts = self._collision.contacts()
                 self._contact_count = wp.to_torch(self._contacts.rigid_contact_count)
-                self._actuators = _ActuatorMap(self, model)
+                self._actuators = _ActuatorMap(self)
         self._ctrl_in = (
             wp.to_torch(self._control.mujoco.ctrl).view(self.num_envs, model.nu)
             if solver == "mujoco" and model.nu
@@ -325,11 +325,24 @@ class NewtonEngine(WarpEngine):
 
     # ---- stepping ---------------------------------------------------------------------
 
+    def _joint_layout(self) -> list:
+        """The arguments Newton's two conversion kernels share after the joint count: the
+        joints' types, coordinate and dof starts, dof counts, child bodies and frames."""
+        nm = self.nm
+        return [
+            nm.joint_type,
+            nm.joint_q_start,
+            nm.joint_qd_start,
+            nm.joint_dof_dim,
+            nm.joint_child,
+            nm.joint_X_p,
+            nm.joint_X_c,
+        ]
+
     def _to_newton(self, state) -> None:
         """robolearn's qpos, qvel (MuJoCo's coordinates) into a Newton state's joints."""
         from newton._src.solvers.mujoco.kernels import convert_mj_coords_to_warp_kernel
 
-        nm = self.nm
         self._wp.launch(
             convert_mj_coords_to_warp_kernel,
             dim=(self.num_envs, self._joints_per_world),
@@ -337,16 +350,10 @@ class NewtonEngine(WarpEngine):
                 self.d.qpos,
                 self.d.qvel,
                 self._joints_per_world,
-                nm.joint_type,
-                nm.joint_q_start,
-                nm.joint_qd_start,
-                nm.joint_dof_dim,
-                nm.joint_child,
-                nm.joint_X_p,
-                nm.joint_X_c,
-                nm.body_com,
+                *self._joint_layout(),
+                self.nm.body_com,
                 self._dof_ref,
-                nm.body_flags,
+                self.nm.body_flags,
                 state.joint_q,
                 state.joint_qd,
                 self._mj_q_start,
@@ -359,29 +366,22 @@ class NewtonEngine(WarpEngine):
         """A Newton state's joints into robolearn's qpos, qvel."""
         from newton._src.solvers.mujoco.kernels import convert_warp_coords_to_mj_kernel
 
-        nm = self.nm
         self._wp.launch(
             convert_warp_coords_to_mj_kernel,
             dim=(self.num_envs, self._joints_per_world),
             inputs=[
                 state.joint_q,
                 state.joint_qd,
-                None,
+                None,  # every world
                 self._joints_per_world,
-                nm.joint_type,
-                nm.joint_q_start,
-                nm.joint_qd_start,
-                nm.joint_dof_dim,
-                nm.joint_child,
-                nm.joint_X_p,
-                nm.joint_X_c,
-                nm.joint_axis,
-                nm.body_com,
+                *self._joint_layout(),
+                self.nm.joint_axis,
+                self.nm.body_com,
                 self._dof_ref,
                 self._mj_q_start,
                 self._mj_qd_start,
-                None,
-                True,
+                None,  # no mocap roots driven by joints
+                True,  # write the state
             ],
             outputs=[self.d.qpos, self.d.qvel, None, None, None],
         )
@@ -440,22 +440,6 @@ class NewtonEngine(WarpEngine):
             self._actuators.push()
         for sync in self._synced.values():
             sync()
-
-    def _warm_up(self) -> None:
-        """Compile and load Newton's kernels too (one uncaptured step, whose state is put
-        back), before any graph is captured."""
-        super()._warm_up()
-        wp = self._wp
-        from robolearn.sim.mjwarp import _data_arrays
-
-        saved = [(a, wp.clone(a, device="cpu")) for a in _data_arrays(wp, self.d)]
-        try:
-            with wp.ScopedDevice(self.wp_device):
-                self._substeps(1)()
-        finally:
-            for array, copy in saved:
-                wp.copy(array, copy)
-            wp.synchronize_device(self.wp_device)
 
     # ---- per-env model parameters -----------------------------------------------------
 
@@ -569,7 +553,10 @@ class _ActuatorMap:
     to the force range, times the gear, on the actuated dof; plus each dof's damping."""
 
     engine: NewtonEngine
-    model: mujoco.MjModel
+
+    @property
+    def model(self) -> mujoco.MjModel:
+        return self.engine.model
 
     def __post_init__(self) -> None:
         m = self.model
