@@ -5,9 +5,10 @@ over the envs, and is stepped by one of Newton's solvers (``env.sim.newton.solve
 
 * ``mujoco``: Newton's MuJoCo Warp solver, with MuJoCo's actuators (``ctrl`` as is).
 * ``featherstone``, ``xpbd``, ``semi_implicit``: Newton's own solvers, with Newton's
-  collision pipeline; MuJoCo's actuators become joint forces computed by robolearn from
+  collision pipeline. MuJoCo's actuators become joint forces computed by robolearn from
   ``ctrl`` before every solver step (gain, affine bias, force range and gear as MuJoCo
-  states them, so position, velocity and motor actuators mean the same as on MuJoCo).
+  states them), except that on XPBD and semi-implicit position actuators become Newton's
+  joint drives (see :class:`_ActuatorMap`).
 
 Design: the engine *is* a MuJoCo Warp engine (:class:`~robolearn.sim.mjwarp.WarpEngine`)
 of robolearn's compiled model, whose data holds the state in robolearn's layout (qpos,
@@ -42,9 +43,10 @@ from robolearn.sim.mjwarp import WarpEngine
 #: Newton's solvers the engine runs, by the name ``env.sim.newton.solver`` takes.
 SOLVERS = ("mujoco", "featherstone", "xpbd", "semi_implicit")
 
-#: Longest solver step, in seconds, at which each of Newton's own solvers kept our humanoid
-#: and quadruped finite and standing (measured: benchmarks/newton_probe.py, docs/engines.md):
-#: the default number of solver steps per physics step is the physics dt over this.
+#: Longest default solver step, in seconds: at 1 ms Featherstone and XPBD hold our standing
+#: humanoid (tests/sim/test_newton.py); semi-implicit blew up at 0.25 ms and stayed finite
+#: at 50 us, where the humanoid still sinks (docs/engines.md). The default number of solver
+#: steps per physics step is the physics dt over this.
 MAX_SOLVER_DT = {"mujoco": math.inf, "featherstone": 1e-3, "xpbd": 1e-3, "semi_implicit": 5e-5}
 
 # Per-env model fields each solver takes. On the MuJoCo solver, every field MuJoCo Warp
