@@ -223,3 +223,24 @@ def test_newton_on_cuda_matches_newton_cpu(humanoid_scene, solver):
     assert torch.isfinite(gpu).all()
     assert (gpu - cpu).abs().max() < 1e-2, (gpu - cpu).abs().max()
     assert (gpu[1] - gpu[0]).abs().max() > 0.05
+
+
+def test_newton_gradients_on_cuda_match_newton_cpu():
+    """The differentiable step on the GPU (robolearn.sim.newton_grad) gives the gradient it
+    gives on warp's CPU device: the cartpole's state after 3 env steps in its control."""
+    from pathlib import Path
+
+    from robolearn.sim.newton_grad import grad_step
+
+    cartpole = str(Path(__file__).parents[1] / "assets" / "cartpole" / "cartpole.xml")
+    grads = []
+    for name in ("newton", "newton-cpu"):
+        e = make_engine(cartpole, 3, name, newton_solver="featherstone", newton_differentiable=True)
+        qpos, qvel = e.qpos.clone(), torch.full_like(e.qvel, 0.2)
+        ctrl = torch.full_like(e.ctrl, 0.5).requires_grad_()
+        for _ in range(3):
+            qpos, qvel = grad_step(e, 2, qpos, qvel, ctrl)
+        (qpos.sum() + qvel.sum()).backward()
+        grads.append(ctrl.grad.cpu())
+    assert torch.isfinite(grads[0]).all() and grads[1].abs().min() > 0.1
+    assert torch.allclose(grads[0], grads[1], rtol=1e-3, atol=1e-4), grads

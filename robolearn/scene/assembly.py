@@ -72,6 +72,7 @@ def build_engine(
         nthread=sim.nthread,
         newton_solver=sim.newton.solver,
         newton_substeps=sim.newton.substeps,
+        newton_differentiable=sim.newton.differentiable,
         spec=spec,
         # each env's lags of MuJoCo's delayed loops are its own
         per_env_fields=tuple(sim.per_env_fields)

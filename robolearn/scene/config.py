@@ -27,6 +27,9 @@ class NewtonCfg:
     substeps: int | None = None
     """Solver steps per physics step; None for the solver's default (1 on ``mujoco``;
     enough for steps of 1 ms on featherstone and xpbd, 50 us on semi_implicit)."""
+    differentiable: bool = False
+    """Build Newton's model for gradients through the step (``featherstone`` or
+    ``semi_implicit`` only); the differentiable learner (``--algo shac``) sets it."""
 
 
 @dataclass

@@ -8,7 +8,8 @@ computed once per step).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import mujoco
@@ -119,6 +120,7 @@ class Scene(SceneNames):
         )
         self.gravity_dir = torch.tensor([0.0, 0.0, -1.0], device=self.device)
         self._step_cache: dict[str, torch.Tensor] = {}
+        self._state_override: tuple[torch.Tensor, torch.Tensor] | None = None
         self._cache_stamp: tuple[int, int] = self._state_stamp()
         self._nominal: dict[str, torch.Tensor] = {}
         self._joint_mirror: IndexMirror | None = None
@@ -371,19 +373,43 @@ class Scene(SceneNames):
         """Torch's version counters of qpos and qvel: advanced by every in-place write
         through torch (a reset event's, a push's), so the per-step cache knows when its
         state changed under it (:mod:`robolearn.scene.cache`)."""
-        return self.engine.qpos._version, self.engine.qvel._version
+        qpos, qvel = self._read_state
+        return qpos._version, qvel._version
+
+    @property
+    def _read_state(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (qpos, qvel) the state quantities derive from: the engine's, or the pair
+        :meth:`reading_state` put in its place."""
+        return self._state_override or (self.engine.qpos, self.engine.qvel)
+
+    @contextlib.contextmanager
+    def reading_state(self, qpos: torch.Tensor, qvel: torch.Tensor) -> Iterator[None]:
+        """Within the block, the joint and root state (``joint_pos``, ``root_lin_vel_b``,
+        ``projected_gravity_b``...) derive from ``qpos`` (N, nq) and ``qvel`` (N, nv) instead
+        of the engine's memory, so terms that read only them are functions of the given
+        tensors, autograd history included (the differentiable learner evaluates a task's
+        rewards and observations on the differentiable state this way). Body poses,
+        contact forces and sensors stay the engine's."""
+        saved = self._state_override
+        self._state_override = (qpos, qvel)
+        self._step_cache.clear()
+        try:
+            yield
+        finally:
+            self._state_override = saved
+            self._step_cache.clear()
 
     # ---- state, computed once per env step -------------------------------------------
 
     @per_step
     def joint_pos(self) -> torch.Tensor:
         """(N, num_joints) joint positions, float32."""
-        return take_columns(self.engine.qpos, self._joint_qpos_cols).float()
+        return take_columns(self._read_state[0], self._joint_qpos_cols).float()
 
     @per_step
     def joint_vel(self) -> torch.Tensor:
         """(N, num_joints) joint velocities, float32."""
-        return take_columns(self.engine.qvel, self._joint_dof_cols).float()
+        return take_columns(self._read_state[1], self._joint_dof_cols).float()
 
     def contact_force_of(self, body_ids: torch.Tensor) -> torch.Tensor:
         """(N, len(body_ids), 3) net external force on the given bodies, world frame,
@@ -422,7 +448,8 @@ class Scene(SceneNames):
         """Columns ``start:start+size`` of the free joint's part of qpos or qvel, float32."""
         self.require_floating_base()
         adr = self.root_qpos_adr if field == "qpos" else self.root_dof_adr
-        return getattr(self.engine, field)[:, adr + start : adr + start + size].float()
+        state = self._read_state[0 if field == "qpos" else 1]
+        return state[:, adr + start : adr + start + size].float()
 
     @per_step
     def root_pos_w(self) -> torch.Tensor:

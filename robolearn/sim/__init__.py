@@ -81,6 +81,7 @@ def make_engine(
     nthread: int | None = None,
     newton_solver: str = "mujoco",
     newton_substeps: int | None = None,
+    newton_differentiable: bool = False,
     spec: mujoco.MjSpec | None = None,
     per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
     nconmax: int | None = None,
@@ -99,7 +100,8 @@ def make_engine(
         nthread: threads of the ``cpu`` engine; default all cores this process may use.
         newton_solver, newton_substeps: the Newton engines' solver
             (:data:`robolearn.sim.newton_engine.SOLVERS`) and solver steps per physics
-            step (None: the solver's default).
+            step (None: the solver's default); ``newton_differentiable`` builds the
+            engine for gradients (:meth:`NewtonEngine.differentiate_next_step`).
         spec: the spec a compiled ``model`` came from, which the Newton engines import
             (Newton reads MJCF); not needed when ``model`` is a source.
         per_env_fields: model fields that get per-env values (domain randomization).
@@ -129,7 +131,7 @@ def make_engine(
         reserve_per_env=reserve_per_env,
     )
     if name.startswith("newton"):
-        solver = (newton_solver, newton_substeps)
+        solver = (newton_solver, newton_substeps, newton_differentiable)
         return _newton_engine(name, model, num_envs, spec, *solver, **warp_options)
     mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
     if name == "cpu":
@@ -155,6 +157,7 @@ def _newton_engine(
     spec: mujoco.MjSpec | None,
     solver: str,
     substeps: int | None,
+    differentiable: bool,
     **options,
 ) -> Engine:
     """:func:`make_engine` of ``newton`` or ``newton-cpu``: Newton imports the MJCF."""
@@ -171,5 +174,12 @@ def _newton_engine(
     mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
     device = "cpu" if name == "newton-cpu" else "cuda:0"
     return NewtonEngine(
-        mj_model, num_envs, spec, device=device, solver=solver, substeps=substeps, **options
+        mj_model,
+        num_envs,
+        spec,
+        device=device,
+        solver=solver,
+        substeps=substeps,
+        differentiable=differentiable,
+        **options,
     )

@@ -131,6 +131,9 @@ class NewtonEngine(WarpEngine):
         spec: the spec ``model`` was compiled from; Newton imports it as MJCF.
         solver: one of :data:`SOLVERS`.
         substeps: solver steps per physics step; None for :func:`default_substeps`.
+        differentiable: build Newton's model for gradients, so that :meth:`grad_step`
+            can differentiate the step (a differentiable solver only,
+            :data:`~robolearn.sim.newton_grad.DIFFERENTIABLE_SOLVERS`).
     """
 
     def __init__(
@@ -141,6 +144,7 @@ class NewtonEngine(WarpEngine):
         device: str = "cuda:0",
         solver: str = "mujoco",
         substeps: int | None = None,
+        differentiable: bool = False,
         per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
         nconmax: int | None = None,
         njmax: int | None = None,
@@ -148,6 +152,7 @@ class NewtonEngine(WarpEngine):
         reserve_per_env: int = 0,
     ) -> None:
         check_solver(solver, substeps)
+        self._init_gradients(differentiable, solver, device)
         super().__init__(
             model,
             num_envs,
@@ -174,7 +179,7 @@ class NewtonEngine(WarpEngine):
             with warnings.catch_warnings():
                 # a terrain is several height fields, all static: they never touch
                 warnings.filterwarnings("ignore", message="Heightfield-vs-heightfield")
-                self.nm = scene.finalize(device=self.wp_device)
+                self.nm = scene.finalize(device=self.wp_device, requires_grad=differentiable)
             self.nm.set_gravity(tuple(float(g) for g in model.opt.gravity))
             self._joints_per_world = self.nm.joint_count // self.num_envs
             self._dof_ref = getattr(getattr(self.nm, "mujoco", None), "dof_ref", None)
@@ -182,32 +187,66 @@ class NewtonEngine(WarpEngine):
             self._control = self.nm.control()
             with _quiet_newton():
                 self._solver = self._make_solver(newton, nconmax, njmax)
+            if differentiable:
+                from robolearn.sim.newton_grad import SolverPool
+
+                self._grad_solvers = SolverPool(lambda: self._make_solver(newton, None, None))
             self._their_overflow = None
             if solver == "mujoco":
                 # as for our own MuJoCo Warp model: warn of dropped contacts only, and
                 # report them in diverged() (Newton clears the flags at each of its steps)
                 self._solver.mjw_model.opt.warn_overflow = self._overflow_bad
                 self._their_overflow = wp.to_torch(self._solver.mjw_data.overflow)
-            self._collision = None
-            self._contacts = None
-            if solver != "mujoco":
-                self._contact_room = self._contact_capacity(nconmax)
-                self._collision = newton.CollisionPipeline(
-                    self.nm, rigid_contact_max=self._contact_room * self.num_envs
-                )
-                self._contacts = self._collision.contacts()
-                self._contact_count = wp.to_torch(self._contacts.rigid_contact_count)
-                self._actuators = _ActuatorMap(self)
+            self._init_collision(newton, nconmax)
         self._ctrl_in = (
-            wp.to_torch(self._control.mujoco.ctrl).view(self.num_envs, model.nu)
+            wp.to_torch(self._control.mujoco.ctrl, requires_grad=False).view(
+                self.num_envs, model.nu
+            )
             if solver == "mujoco" and model.nu
             else None
         )
-        self._body_f = wp.to_torch(self._states[0].body_f).view(self.num_envs, -1, 6)
+        # views as plain tensors: a model built for gradients makes its arrays leaves that
+        # require grad, which torch would not let the engine write in place
+        self._body_f = wp.to_torch(self._states[0].body_f, requires_grad=False).view(
+            self.num_envs, -1, 6
+        )
         self._synced: dict[str, Callable[[], None]] = {}
         wp.synchronize_device(self.wp_device)
 
     # ---- building ---------------------------------------------------------------------
+
+    def _init_gradients(self, differentiable: bool, solver: str, device: str) -> None:
+        """What a step recorded for gradients needs (a differentiable solver, refused
+        otherwise), before anything is allocated."""
+        if differentiable:
+            from robolearn.sim.newton_grad import check_differentiable
+
+            check_differentiable(solver)
+        self.differentiable = bool(differentiable)
+        self._grad_inputs: tuple | None = None
+        self.grad_outputs: tuple[torch.Tensor, torch.Tensor] | None = None
+        """(qpos, qvel) after the last recorded step, with autograd history."""
+        self.grad_cap_counts = torch.zeros(2, dtype=torch.long, device=device)
+        """(envs whose step gradient ``max_gain`` capped, envs seen) over the backward
+        passes so far; the learner reads and zeroes it."""
+
+    def _init_collision(self, newton, nconmax: int | None) -> None:
+        """Newton's collision pipeline and the actuator map, for Newton's own solvers."""
+        self._collision = None
+        self._contacts = None
+        if self.solver_name == "mujoco":
+            return
+        self._contact_room = self._contact_capacity(nconmax)
+        self._collision = newton.CollisionPipeline(
+            self.nm, rigid_contact_max=self._contact_room * self.num_envs
+        )
+        self._contacts = self._collision.contacts()
+        # a model none of whose shapes collides (the cartpole) skips the collision
+        # pipeline: its contact buffer stays empty
+        flags = self.nm.shape_flags.numpy() & int(newton.ShapeFlags.COLLIDE_SHAPES)
+        self._collides = bool(flags.any())
+        self._contact_count = self._wp.to_torch(self._contacts.rigid_contact_count)
+        self._actuators = _ActuatorMap(self)
 
     def _import(self, newton, spec: mujoco.MjSpec):
         """The scene's MJCF through Newton's importer: one world, the template."""
@@ -341,16 +380,17 @@ class NewtonEngine(WarpEngine):
             nm.joint_X_c,
         ]
 
-    def _to_newton(self, state) -> None:
-        """robolearn's qpos, qvel (MuJoCo's coordinates) into a Newton state's joints."""
+    def _to_newton(self, state, qpos=None, qvel=None) -> None:
+        """robolearn's qpos, qvel (MuJoCo's coordinates; or the (N, nq) and (N, nv) warp
+        arrays given) into a Newton state's joints."""
         from newton._src.solvers.mujoco.kernels import convert_mj_coords_to_warp_kernel
 
         self._wp.launch(
             convert_mj_coords_to_warp_kernel,
             dim=(self.num_envs, self._joints_per_world),
             inputs=[
-                self.d.qpos,
-                self.d.qvel,
+                self.d.qpos if qpos is None else qpos,
+                self.d.qvel if qvel is None else qvel,
                 self._joints_per_world,
                 *self._joint_layout(),
                 self.nm.body_com,
@@ -364,8 +404,8 @@ class NewtonEngine(WarpEngine):
             outputs=[state.joint_q, state.joint_qd],
         )
 
-    def _from_newton(self, state) -> None:
-        """A Newton state's joints into robolearn's qpos, qvel."""
+    def _from_newton(self, state, qpos=None, qvel=None) -> None:
+        """A Newton state's joints into robolearn's qpos, qvel (or the arrays given)."""
         from newton._src.solvers.mujoco.kernels import convert_warp_coords_to_mj_kernel
 
         self._wp.launch(
@@ -385,7 +425,13 @@ class NewtonEngine(WarpEngine):
                 None,  # no mocap roots driven by joints
                 True,  # write the state
             ],
-            outputs=[self.d.qpos, self.d.qvel, None, None, None],
+            outputs=[
+                self.d.qpos if qpos is None else qpos,
+                self.d.qvel if qvel is None else qvel,
+                None,
+                None,
+                None,
+            ],
         )
 
     def _substeps(self, nsubsteps: int) -> Callable[[], None]:
@@ -406,7 +452,8 @@ class NewtonEngine(WarpEngine):
                         # these solvers integrate bodies: the actuators read joints
                         newton.eval_ik(self.nm, state_in, state_in.joint_q, state_in.joint_qd)
                     self._actuators.launch(state_in, control)
-                    self._collision.collide(state_in, self._contacts)
+                    if self._collides:
+                        self._collision.collide(state_in, self._contacts)
                     solver.step(state_in, state_out, control, self._contacts, dt)
                 else:
                     solver.step(state_in, state_out, control, None, dt)
@@ -420,9 +467,32 @@ class NewtonEngine(WarpEngine):
 
         return substeps
 
+    def differentiate_next_step(
+        self,
+        qpos: torch.Tensor,
+        qvel: torch.Tensor,
+        ctrl: torch.Tensor,
+        max_gain: float | None = None,
+    ) -> None:
+        """Record the next :meth:`step` for gradients: it starts from ``qpos`` (N, nq) and
+        ``qvel`` (N, nv) under ``ctrl`` (N, nu), tensors with autograd history whose values
+        are the engine's own state and controls by then (the physics runs from the engine's
+        values; the gradient flows to these tensors as if they were equal), and leaves the
+        differentiable result in :attr:`grad_outputs` beside the engine's state.
+        ``max_gain`` bounds the step's gradient amplification per env
+        (:func:`robolearn.sim.newton_grad.grad_step`)."""
+        if not self.differentiable:
+            raise RobolearnError(
+                "this newton engine was not built for gradients (env.sim.newton.differentiable)"
+            )
+        self._grad_inputs = (qpos, qvel, ctrl, max_gain)
+
     def _step(self, nsubsteps: int) -> None:
         self._push_inputs()
-        super()._step(nsubsteps)
+        if self._grad_inputs is not None:
+            self._recorded_step(nsubsteps)
+        else:
+            super()._step(nsubsteps)
         self.time += nsubsteps * self.physics_dt
         if self._their_overflow is not None:
             self._overflow |= self._their_overflow
@@ -431,6 +501,23 @@ class NewtonEngine(WarpEngine):
             # any env's contacts (what the last solver step saw; one reading per env step)
             full = self._contact_count >= self._contact_room * self.num_envs
             self._overflow |= full.to(self._overflow.dtype) * self._narrowphase_bit
+
+    def _recorded_step(self, nsubsteps: int) -> None:
+        """The step on a warp tape (:mod:`robolearn.sim.newton_grad`), its result written
+        into the engine's state and completed by MuJoCo Warp's forward pass."""
+        from robolearn.sim.newton_grad import grad_step
+
+        qpos, qvel, ctrl, max_gain = self._grad_inputs
+        self._grad_inputs = None
+        # straight through: the engine's values, the caller's gradient paths
+        qpos = qpos + (self.qpos - qpos).detach()
+        qvel = qvel + (self.qvel - qvel).detach()
+        ctrl = ctrl + (self.ctrl - ctrl).detach()
+        out = grad_step(self, nsubsteps, qpos, qvel, ctrl, max_gain)
+        self.qpos.copy_(out[0].detach())
+        self.qvel.copy_(out[1].detach())
+        self._forward()
+        self.grad_outputs = out
 
     def _push_inputs(self) -> None:
         """Controls, applied forces and per-env model fields into Newton's arrays: torch
@@ -484,7 +571,9 @@ class NewtonEngine(WarpEngine):
         the actuator kernel from robolearn's model; frictions are copied into Newton's
         shapes before each step; masses reach Newton's bodies in :meth:`set_const`."""
         if name == "geom_friction":
-            mu = self._wp.to_torch(self.nm.shape_material_mu).view(self.num_envs, -1)
+            mu = self._wp.to_torch(self.nm.shape_material_mu, requires_grad=False).view(
+                self.num_envs, -1
+            )
             shapes = torch.as_tensor(self._shape_of_mjc, device=self.device, dtype=torch.long)
             geoms = torch.as_tensor(self._geom_of_mjc, device=self.device)
             keep = shapes >= 0
@@ -505,12 +594,15 @@ class NewtonEngine(WarpEngine):
                 self._mjw.set_const(self._solver.mjw_model, self._solver.mjw_data)
         elif "body_mass" in self._model_fields:
             nm = self.nm
-            mass = self._wp.to_torch(nm.body_mass).view(self.num_envs, -1)
-            inv = self._wp.to_torch(nm.body_inv_mass).view(self.num_envs, -1)
+            mass = self._wp.to_torch(nm.body_mass, requires_grad=False).view(self.num_envs, -1)
+            inv = self._wp.to_torch(nm.body_inv_mass, requires_grad=False).view(self.num_envs, -1)
             mass.copy_(self._model_fields["body_mass"][:, 1:])
             inv.copy_(torch.where(mass > 0, 1.0 / mass, torch.zeros_like(mass)))
+            flags = self._newton.ModelFlags.BODY_INERTIAL_PROPERTIES
             with _quiet_newton():
-                self._solver.notify_model_changed(self._newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
+                self._solver.notify_model_changed(flags)
+                if self.differentiable:
+                    self._grad_solvers.notify_model_changed(flags)
 
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", solver={self.solver_name!r}, substeps={self.substeps})"
@@ -561,6 +653,11 @@ class _ActuatorMap:
         return self.engine.model
 
     def __post_init__(self) -> None:
+        self._refuse_unsupported()
+        self._build()
+
+    def _refuse_unsupported(self) -> None:
+        """One line naming the first actuator the solver cannot drive."""
         m = self.model
         for a in range(m.nu):
             name = m.actuator(a).name or f"#{a}"
@@ -589,8 +686,11 @@ class _ActuatorMap:
                     f"actuator {name!r} has a non-affine bias, which the newton engine's "
                     f"{self.engine.solver_name} solver does not model; use the mujoco solver"
                 )
-        wp = self.engine._wp
-        engine = self.engine
+
+    def _build(self) -> None:
+        """The actuators' constants on the device, and the drives of XPBD and
+        semi-implicit."""
+        m, wp, engine = self.model, self.engine._wp, self.engine
         joint = m.actuator_trnid[:, 0]
         with wp.ScopedDevice(engine.wp_device):
             self.act_qadr = wp.array(m.jnt_qposadr[joint].astype(np.int32), dtype=wp.int32)
@@ -634,11 +734,17 @@ class _ActuatorMap:
             self._lo, self._hi = lo, hi
             # targets are per coordinate (joint_q's layout), gains per dof
             self._qadr = torch.as_tensor(m.jnt_qposadr[joint[acts]], device=dev)
-            self._target = wp.to_torch(engine._control.joint_target_q).view(n, m.nq)
-            self._ke = wp.to_torch(engine.nm.joint_target_ke).view(n, nv)
-            self._kd = wp.to_torch(engine.nm.joint_target_kd).view(n, nv)
+            self._target = wp.to_torch(engine._control.joint_target_q, requires_grad=False).view(
+                n, m.nq
+            )
+            self._ke = wp.to_torch(engine.nm.joint_target_ke, requires_grad=False).view(n, nv)
+            self._kd = wp.to_torch(engine.nm.joint_target_kd, requires_grad=False).view(n, nv)
             ref = engine._dof_ref
-            self._ref = wp.to_torch(ref).view(n, nv)[:, self._dofs] if ref is not None else 0.0
+            self._ref = (
+                wp.to_torch(ref, requires_grad=False).view(n, nv)[:, self._dofs]
+                if ref is not None
+                else 0.0
+            )
 
     def push(self) -> None:
         """The drives' targets and gains from ctrl and the (per-env) actuator fields:
@@ -654,8 +760,9 @@ class _ActuatorMap:
         self._ke[:, dofs] = gain * g2
         self._kd[:, dofs] = -bias * g2 + damping
 
-    def launch(self, state, control) -> None:
-        """joint_f of ``control`` from robolearn's ctrl at ``state``."""
+    def launch(self, state, control, ctrl=None) -> None:
+        """joint_f of ``control`` from robolearn's ctrl (or the (N, nu) array ``ctrl``)
+        at ``state``."""
         from robolearn.sim import newton_kernels as kernels
 
         e = self.engine
@@ -674,7 +781,7 @@ class _ActuatorMap:
             kernels.actuator_force,
             dim=(e.num_envs, nu),
             inputs=[
-                e.d.ctrl,
+                e.d.ctrl if ctrl is None else ctrl,
                 state.joint_q,
                 state.joint_qd,
                 e.m.actuator_gainprm,
