@@ -240,6 +240,11 @@ def export(
 
             path = resolve_checkpoint(path, None)
     data = load_checkpoint(path)
+    if data.get("algo") == "shac":
+        raise RobolearnError(
+            f"{path} is a SHAC checkpoint (robolearn train --algo shac); export takes PPO "
+            "checkpoints (play runs SHAC's)"
+        )
     task = task or data.get("task")
     if not task:
         raise RobolearnError(f"{path} does not name its task; pass --task")

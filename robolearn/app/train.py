@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
-import shutil
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,21 +14,22 @@ from robolearn.app.memory import require_training_memory
 from robolearn.app.runs import (
     PARAMS_FORMAT,
     RunParams,
-    create_run_dir,
     read_run_params,
-    remove_stale_temp_files,
-    resolve_checkpoint,
-    resolve_run,
 )
 from robolearn.app.session import (
     RunContext,
     Setup,
-    build_setup,
     resolve_device_engine,
-    setup_from_run,
     versions,
 )
-from robolearn.config import save_config, save_yaml
+from robolearn.app.train_run import (
+    RunFolder,
+    engine_that_ran,
+    pick_run_folder,
+    setup_for,
+    stop_on_signals,
+    write_params,
+)
 from robolearn.errors import RobolearnError
 from robolearn.registry import import_roots
 from robolearn.rl import distributed
@@ -68,27 +66,21 @@ class TrainOptions:
     overrides: list[str] = dataclasses.field(default_factory=list)
     imports: list[str] = dataclasses.field(default_factory=list)
     """``--import`` modules, recorded in params/run.yaml for ``--from``."""
-
-
-@contextlib.contextmanager
-def stop_on_signals(stop: StopRequest):
-    """SIGINT and SIGTERM set ``stop`` instead of killing the process."""
-
-    def handler(signum, _frame):
-        stop.signal_name = signal.Signals(signum).name
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+    algo: str = "ppo"
+    """``ppo`` (rsl-rl's) or ``shac`` (the differentiable learner,
+    :mod:`robolearn.app.train_shac`)."""
 
 
 def train(opts: TrainOptions, log=print) -> int:
     """Run training; returns the exit status."""
     if opts.logger not in (None, "tensorboard", "wandb"):
         raise RobolearnError(f"unknown logger {opts.logger!r}; valid: tensorboard, wandb")
+    if opts.algo not in ("ppo", "shac"):
+        raise RobolearnError(f"unknown --algo {opts.algo!r}; valid: ppo, shac")
+    if opts.algo == "shac":
+        from robolearn.app.train_shac import train_shac
+
+        return train_shac(opts, log)
     source = None
     if opts.from_run is not None:
         if opts.resume:
@@ -112,7 +104,7 @@ def train(opts: TrainOptions, log=print) -> int:
         )
     engine = resolve_device_engine(opts.device, opts.engine)
     # Every flag and override is checked before a process group starts or a file is written.
-    checked = _setup_for(opts, engine, None, None, source)
+    checked = setup_for(opts, engine, None, None, source)
     engine = checked.env_cfg.sim.engine
     ctx = RunContext(opts.task, engine, log)
     if opts.distributed:
@@ -143,7 +135,7 @@ def _to_stderr(line: str) -> None:
 class _Run:
     """A training run ready to start: its folder, its configs and its env."""
 
-    folder: _RunFolder
+    folder: RunFolder
     setup: Setup
     """The configs the env was built from."""
     started: Setup
@@ -157,51 +149,13 @@ class _Run:
     """The run a ``--from`` run starts from."""
 
 
-@dataclasses.dataclass
-class _RunFolder:
-    """The folder a run writes to, and what this process created (and alone may delete)."""
-
-    path: Path
-    checkpoint: Path | None = None
-    created: list[Path] = dataclasses.field(default_factory=list)
-    note: str = ""
-
-    def discard_if_empty(self) -> None:
-        """After a failure before the first checkpoint: remove the folders this process
-        made, so a failed command leaves nothing behind; a resumed run's folder stays."""
-        if not self.created or any(self.path.glob("model_*.pt")):
-            return
-        shutil.rmtree(self.path, ignore_errors=True)
-        for parent in self.created[1:]:
-            with contextlib.suppress(OSError):
-                parent.rmdir()  # only if still empty: another run may have started there
-
-
-def _pick_run_folder(opts: TrainOptions, experiment: str) -> _RunFolder:
-    """A new run folder (created now, by this process only), or the run to resume."""
-    log_root = Path(opts.log_root)
-    if not opts.resume:
-        parents = [p for p in (log_root / experiment, log_root) if not p.exists()]
-        path = create_run_dir(log_root, experiment, opts.run_name)
-        return _RunFolder(path, created=[path, *parents])
-    newest = resolve_run(log_root, experiment, opts.load_run)
-    run_dir = resolve_run(log_root, experiment, opts.load_run, need_checkpoint=True)
-    note = ""
-    if run_dir != newest:
-        note = f"the newest run {newest.name} has no checkpoint; "
-    removed = remove_stale_temp_files(run_dir)
-    if removed:
-        note += f"removed {len(removed)} unfinished checkpoint write(s) of a killed run; "
-    return _RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
-
-
 def _train(opts: TrainOptions, source: RunParams | None, experiment: str, ctx: RunContext) -> int:
     # A resumed run's configs come from its checkpoint: its folder first. A new run's
     # folder is made once the env is built and training fits in memory, so that a
     # refusal, or a kill while allocating, leaves no empty run folder behind.
     folder = _shared_folder(opts, experiment, ctx) if opts.resume else None
     resume_data = _load_resume(opts, folder) if folder is not None else None
-    setup = _setup_for(opts, ctx.engine, resume_data, folder, source)
+    setup = setup_for(opts, ctx.engine, resume_data, folder, source)
     base_seed = setup.env_cfg.seed
     if ctx.threads is not None:
         setup.env_cfg.sim.nthread = ctx.threads
@@ -222,12 +176,12 @@ def _train(opts: TrainOptions, source: RunParams | None, experiment: str, ctx: R
         raise
 
 
-def _shared_folder(opts: TrainOptions, experiment: str, ctx: RunContext) -> _RunFolder:
+def _shared_folder(opts: TrainOptions, experiment: str, ctx: RunContext) -> RunFolder:
     """Rank 0 picks the run folder (a new one, or the one to resume) and tells the others."""
     folder, problem = None, None
     if ctx.dist.is_main:
         try:
-            folder = _pick_run_folder(opts, experiment)
+            folder = pick_run_folder(opts, experiment)
         except RobolearnError as exc:
             problem = str(exc)
     if ctx.monitor is not None:
@@ -267,9 +221,9 @@ def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
             f"({runner.iterations} iterations done)"
         )
     elif info.is_main:
-        ran_on = _engine_that_ran(env)
+        ran_on = engine_that_ran(env)
         source = run.source
-        _write_params(
+        write_params(
             folder.path / "params",
             run.started,
             {
@@ -312,7 +266,7 @@ def _make_runner(run: _Run, ctx: RunContext, run_info: dict[str, Any]) -> Runner
     )
 
 
-def _load_resume(opts: TrainOptions, folder: _RunFolder) -> dict[str, Any]:
+def _load_resume(opts: TrainOptions, folder: RunFolder) -> dict[str, Any]:
     """The checkpoint a resumed run continues from, checked to be of this task."""
     data = load_checkpoint(folder.checkpoint)
     if data.get("task") != opts.task:
@@ -320,54 +274,6 @@ def _load_resume(opts: TrainOptions, folder: _RunFolder) -> dict[str, Any]:
             f"{folder.checkpoint} is a checkpoint of {data.get('task')!r}, not {opts.task!r}"
         )
     return data
-
-
-def _setup_for(
-    opts: TrainOptions,
-    engine,
-    resume_data,
-    folder: _RunFolder | None,
-    source: RunParams | None = None,
-) -> Setup:
-    """The run's configs: the task with the overrides (after the ones a resumed run started
-    with), the flags, and the checkpoint's seed and env count unless the flags say; with
-    ``source`` (``--from``), that run's configs with the overrides and flags on top."""
-    overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
-    if resume_data is not None:
-        overrides = list(resume_data.get("overrides", [])) + overrides
-        seed = resume_data.get("seed") if seed is None else seed
-        num_envs = num_envs or resume_data.get("num_envs")
-    flags = {
-        "num_envs": num_envs,
-        "engine": engine,
-        "seed": seed,
-        "max_iterations": opts.max_iterations,
-    }
-    if source is not None:
-        # a copy: the check before the run folder exists and the run itself both start
-        # from the configs as loaded
-        setup = setup_from_run(copy.deepcopy(source), overrides, **flags)
-    else:
-        setup = build_setup(opts.task, overrides, **flags)
-    if opts.logger is not None:
-        setup.agent_cfg.logger = opts.logger
-    done = int(resume_data["iterations"]) if resume_data is not None else 0
-    if resume_data is not None and setup.agent_cfg.max_iterations <= done:
-        raise RobolearnError(
-            f"{folder.checkpoint.name} has {done} iterations done, and max_iterations is "
-            f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
-            f"{done}"
-        )
-    if setup.agent_cfg.logger == "wandb":
-        _check_wandb()
-    return setup
-
-
-def _engine_that_ran(env) -> str:
-    """The engine as ``env.sim.engine`` names it, never ``auto``: ``cpu``, ``warp-cpu`` or
-    the GPU it ran on (``cuda:0``), so that a run started ``--from`` this one runs there."""
-    name = env.scene.engine.name
-    return str(env.device) if name == "cuda" else name
 
 
 def _imports_record(opts: TrainOptions, source: RunParams | None) -> dict[str, list[str]]:
@@ -384,17 +290,6 @@ def _import_for_record(module: str) -> str:
     """An ``--import`` as a later ``--from`` can repeat it from any folder: a ``.py``
     path made absolute, a module name as given."""
     return str(Path(module).resolve()) if module.endswith(".py") else module
-
-
-def _write_params(params: Path, setup: Setup, run: dict[str, Any], engine: str) -> None:
-    """The configs as the run started (typed: ``--from`` loads them back equal), how it
-    started, and the versions it ran with."""
-    env_cfg = setup.env_cfg
-    env_cfg.sim.engine = engine  # what ran, not "auto"
-    save_config(env_cfg, params / "env.yaml")
-    save_config(setup.agent_cfg, params / "agent.yaml")
-    save_yaml(run, params / "run.yaml")
-    save_yaml(versions(), params / "versions.yaml")
 
 
 def _learn(runner: Runner, max_iterations: int, recorder, ctx: RunContext) -> str:
@@ -416,13 +311,6 @@ def _learn(runner: Runner, max_iterations: int, recorder, ctx: RunContext) -> st
     if recorder is not None:
         recorder.close()
     return outcome
-
-
-def _check_wandb() -> None:
-    try:
-        import wandb  # noqa: F401
-    except ImportError as exc:
-        raise RobolearnError("--logger wandb needs the wandb package: pip install wandb") from exc
 
 
 def _video_recorder(opts: TrainOptions, env, run_dir: Path):

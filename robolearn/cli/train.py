@@ -69,6 +69,13 @@ def _add_start_args(p: argparse.ArgumentParser) -> None:
         "checkpoint)",
     )
     p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
+    p.add_argument(
+        "--algo",
+        choices=["ppo", "shac"],
+        default="ppo",
+        help="ppo (rsl-rl's PPO, the default) or shac: backpropagate the task's rewards "
+        "through Newton's differentiable physics (docs/differentiable.md)",
+    )
 
 
 def _add_output_args(p: argparse.ArgumentParser) -> None:
@@ -122,6 +129,10 @@ def _add_distributed_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train (or start ``--nproc`` ranks that do); returns the exit status. The library
     checks the flags (robolearn.app.train)."""
+    if args.nproc and args.algo == "shac":
+        from robolearn.errors import RobolearnError
+
+        raise RobolearnError("--algo shac runs in one process; leave out --nproc")
     if args.nproc:
         from robolearn.app.launch import launch_local
 

@@ -21,6 +21,7 @@ from robolearn.managers.base import (
 )
 from robolearn.managers.command import CommandManager, CommandTerm, CommandTermCfg
 from robolearn.managers.curriculum import CurriculumManager, CurriculumTermCfg
+from robolearn.managers.differentiable import differentiable, is_differentiable
 from robolearn.managers.event import EventManager, EventTermCfg
 from robolearn.managers.markers import Marker
 from robolearn.managers.observation import (
@@ -60,6 +61,8 @@ __all__ = [
     "TerminationManager",
     "TerminationTermCfg",
     "as_env_mask",
+    "differentiable",
     "gaussian_noise",
+    "is_differentiable",
     "uniform_noise",
 ]

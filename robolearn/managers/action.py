@@ -72,6 +72,11 @@ class ActionTerm:
         self.raw_actions[:] = actions
         self.processed_actions[:] = self._offset() + self.cfg.scale * actions
 
+    def command_of(self, actions: torch.Tensor) -> torch.Tensor:
+        """``offset + scale x actions`` as a new tensor (autograd history kept): the linear
+        map of :meth:`process_actions`, for a learner that differentiates through it."""
+        return self._offset() + self.cfg.scale * actions
+
     def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(low, high), each (action_dim,) float64 on the CPU: the range of this term's slice
         of the action outside which nothing changes; -inf/inf where the term cannot say.

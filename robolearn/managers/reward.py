@@ -119,6 +119,19 @@ class RewardManager(ManagerBase):
         self._episode_sums += self.step_reward
         return self.step_reward.sum(-1)
 
+    def weighted_sum(self, dt: float) -> torch.Tensor:
+        """The terms' weighted sum (N,) at the env's current state, as a new tensor that
+        keeps the terms' autograd history; no buffer or episode sum changes. For a learner
+        that evaluates the task's reward on a state of its own (the differentiable learner,
+        inside :meth:`~robolearn.scene.Scene.reading_state`)."""
+        self._sync_weights()
+        total = torch.zeros(self.env.num_envs, device=self.env.device)
+        for i in self._active:
+            name = self.term_names[i]
+            value = self._terms[name](self.env, **self.cfg[name].params)
+            total = total + float(self.cfg[name].weight) * dt * value.float()
+        return total
+
     def _weights_times(self, dt: float) -> torch.Tensor:
         """The weights x ``dt``, multiplied once per weight change or new ``dt``."""
         scaled = self._scaled_weights

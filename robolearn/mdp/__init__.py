@@ -4,6 +4,7 @@
 ``mdp.UniformVelocityCommandCfg``, ``mdp.JointPositionActionCfg`` and so on.
 """
 
+from robolearn.managers.differentiable import differentiable
 from robolearn.mdp.actions import (
     GripperAction,
     GripperActionCfg,
@@ -131,6 +132,7 @@ __all__ = [
     "contact_air_time",
     "contact_count",
     "contact_states",
+    "differentiable",
     "energy",
     "entity_pos_b",
     "feet_air_time",

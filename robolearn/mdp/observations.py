@@ -13,28 +13,33 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers import ManagerTerm, Marker
+from robolearn.managers.differentiable import differentiable
 from robolearn.math import quat_rotate_inverse, take_columns, yaw_from_quat
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.sensors import GridPattern, RayCaster
 
 
+@differentiable
 def base_lin_vel(env: TaskEnv) -> torch.Tensor:
     """Base linear velocity in the base frame, m/s (3)."""
     return env.scene.root_lin_vel_b
 
 
+@differentiable
 def base_ang_vel(env: TaskEnv) -> torch.Tensor:
     """Base angular velocity in the base frame, rad/s (3), as the IMU measures it (in its
     own frame, where ``mdp.randomize_imu_mounting`` tilted it)."""
     return env.scene.sensor_errors.imu(env.scene.root_ang_vel_b)
 
 
+@differentiable
 def projected_gravity(env: TaskEnv) -> torch.Tensor:
     """Unit gravity direction in the base frame (3); (0, 0, -1) when upright; as the IMU
     measures it, like :func:`base_ang_vel`."""
     return env.scene.sensor_errors.imu(env.scene.projected_gravity_b)
 
 
+@differentiable
 def base_height(env: TaskEnv) -> torch.Tensor:
     """Height of the base above the ground under it, m (1)."""
     return env.scene.root_height.unsqueeze(-1)
@@ -48,6 +53,7 @@ def entity_pos_b(env: TaskEnv, entity: str) -> torch.Tensor:
     return quat_rotate_inverse(scene.root_quat_w, pos - scene.root_pos_w)
 
 
+@differentiable
 def joint_pos_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint positions minus the env's default positions, rad or m, as the encoders read
     them (offset by ``mdp.randomize_encoder_bias``'s bias where drawn)."""
@@ -57,6 +63,7 @@ def joint_pos_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Ten
     return measured - take_columns(scene.default_joint_pos, cols)
 
 
+@differentiable
 def joint_pos(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Absolute joint positions, rad or m, as the encoders read them."""
     scene = env.scene
@@ -64,16 +71,19 @@ def joint_pos(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     return scene.sensor_errors.joint_pos(take_columns(scene.joint_pos, cols), cols)
 
 
+@differentiable
 def joint_vel_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Joint velocities (the default velocity is 0), rad/s or m/s."""
     return take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints)
 
 
+@differentiable
 def last_action(env: TaskEnv) -> torch.Tensor:
     """The policy's previous raw action (all action terms)."""
     return env.action_manager.action
 
 
+@differentiable
 def generated_commands(env: TaskEnv, command_name: str) -> torch.Tensor:
     """The current command of a command term (e.g. (vx, vy, yaw rate))."""
     return env.command_manager.get_command(command_name)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from robolearn.managers import ManagerTerm, RewardTermCfg, as_env_mask
+from robolearn.managers.differentiable import differentiable
 from robolearn.math import take_columns, yaw_from_quat
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
@@ -18,6 +19,7 @@ from robolearn.scene.cache import fixed, names_key
 # ---- task ---------------------------------------------------------------------------
 
 
+@differentiable
 def track_lin_vel_xy_exp(env: TaskEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-|v_cmd - v|^2 / std^2) for planar base velocity in the yaw (heading) frame."""
     scene = env.scene
@@ -32,6 +34,7 @@ def track_lin_vel_xy_exp(env: TaskEnv, command_name: str, std: float) -> torch.T
     return torch.exp((ex * ex + ey * ey) / -(std**2))
 
 
+@differentiable
 def track_ang_vel_z_exp(env: TaskEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-(w_cmd - w_z)^2 / std^2) for the yaw rate about world z."""
     yaw_rate = env.scene.root_ang_vel_w[:, 2]
@@ -40,11 +43,13 @@ def track_ang_vel_z_exp(env: TaskEnv, command_name: str, std: float) -> torch.Te
     return torch.exp(error * error / -(std**2))
 
 
+@differentiable
 def is_alive(env: TaskEnv) -> torch.Tensor:
     """1 for envs that did not fail this step (time-outs count as alive)."""
     return (~env.termination_manager.terminated).float()
 
 
+@differentiable
 def is_terminated(env: TaskEnv) -> torch.Tensor:
     """1 for envs that failed this step (not time-outs); weight it negatively."""
     return env.termination_manager.terminated.float()
@@ -53,29 +58,34 @@ def is_terminated(env: TaskEnv) -> torch.Tensor:
 # ---- base ---------------------------------------------------------------------------
 
 
+@differentiable
 def lin_vel_z_l2(env: TaskEnv) -> torch.Tensor:
     """Squared vertical base velocity (base frame)."""
     vz = env.scene.root_lin_vel_b[:, 2]
     return vz * vz
 
 
+@differentiable
 def ang_vel_xy_l2(env: TaskEnv) -> torch.Tensor:
     """Squared roll and pitch rates of the base."""
     xy = env.scene.root_ang_vel_b[:, :2]
     return (xy * xy).sum(-1)
 
 
+@differentiable
 def flat_orientation_l2(env: TaskEnv) -> torch.Tensor:
     """Squared horizontal components of gravity in the base frame: 0 when level."""
     xy = env.scene.projected_gravity_b[:, :2]
     return (xy * xy).sum(-1)
 
 
+@differentiable
 def upright(env: TaskEnv) -> torch.Tensor:
     """Cosine of the base's tilt from vertical: 1 upright, 0 lying, -1 upside down."""
     return -env.scene.projected_gravity_b[:, 2]
 
 
+@differentiable
 def base_height_l2(env: TaskEnv, target_height: float) -> torch.Tensor:
     """Squared error of the base height above the ground under it from ``target_height`` (m)."""
     error = env.scene.root_height - target_height
@@ -107,17 +117,20 @@ def energy(env: TaskEnv) -> torch.Tensor:
     return (force * gear * vel).abs().sum(-1)
 
 
+@differentiable
 def joint_vel_l2(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of squared joint velocities."""
     vel = take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints)
     return (vel * vel).sum(-1)
 
 
+@differentiable
 def joint_vel_l1(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tensor:
     """Sum of absolute joint velocities."""
     return take_columns(env.scene.joint_vel, env.scene.joint_columns(joints).joints).abs().sum(-1)
 
 
+@differentiable
 def joint_pos_target_l2(
     env: TaskEnv, joints: str | Sequence[str], target: float = 0.0
 ) -> torch.Tensor:
@@ -132,6 +145,7 @@ def joint_acc_l2(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Tens
     return (acc * acc).sum(-1)
 
 
+@differentiable
 def action_rate_l2(env: TaskEnv) -> torch.Tensor:
     """Sum of squared changes of the raw action since the last step."""
     am = env.action_manager
@@ -139,11 +153,13 @@ def action_rate_l2(env: TaskEnv) -> torch.Tensor:
     return (change * change).sum(-1)
 
 
+@differentiable
 def action_l2(env: TaskEnv) -> torch.Tensor:
     """Sum of squared raw actions."""
     return env.action_manager.action.square().sum(-1)
 
 
+@differentiable
 def joint_pos_limits(
     env: TaskEnv, joints: str | Sequence[str] = ".*", soft_ratio: float = 0.9
 ) -> torch.Tensor:
@@ -162,6 +178,7 @@ def joint_pos_limits(
     return torch.nan_to_num(over, nan=0.0, posinf=0.0).sum(-1)
 
 
+@differentiable
 def joint_deviation_l1(env: TaskEnv, joints: str | Sequence[str]) -> torch.Tensor:
     """Sum of |joint position - default| over ``joints``."""
     scene = env.scene

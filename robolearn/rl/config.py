@@ -253,6 +253,87 @@ class DistillationCfg:
 
 
 @dataclass
+class ShacCfg:
+    """The differentiable learner (``robolearn train --algo shac``): short-horizon
+    actor-critic (SHAC), which backpropagates a task's rewards through the physics over
+    ``horizon`` env steps and bootstraps the rest of the return with a learned critic."""
+
+    horizon: int = 32
+    """Env steps per differentiable rollout: the gradient's reach, and its truncation."""
+    actor_learning_rate: float = 2.0e-3
+    """Adam's step for the actor (decays linearly to 0 over the run when
+    ``lr_schedule`` is ``linear``)."""
+    critic_learning_rate: float = 1.0e-3
+    """Adam's step for the critic."""
+    lr_schedule: str = "linear"
+    """``linear`` (decay to 0 over ``max_iterations``) or ``constant``."""
+    gamma: float = 0.99
+    """Discount per env step."""
+    lam: float = 0.95
+    """TD(lambda) of the critic's targets."""
+    critic_iterations: int = 16
+    """Critic fits per rollout, each a pass over ``critic_mini_batches`` batches."""
+    critic_mini_batches: int = 4
+    """Batches per critic fit."""
+    target_critic_alpha: float = 0.4
+    """The target critic keeps this share of itself at each update (the rest is the
+    critic's); the actor's bootstrap and the critic's targets read the target critic."""
+    max_grad_norm: float = 1.0
+    """Clip of the actor's gradient norm (and the critic's)."""
+    max_step_gain: float | None = 4.0
+    """Truncation through contacts: the most one env step may amplify an env's gradient
+    with respect to its state (the step's input gradient is scaled down to this multiple of
+    its output gradient; a non-finite one is zeroed). Smooth dynamics stay near 1 (the
+    cartpole's steps: 1.00-1.02, untouched); a quadruped's feet in Featherstone's contacts
+    measured 2-50,000 per step, which explodes any gradient over a few steps. None: exact
+    gradients."""
+    init_noise_std: float = 0.4
+    """Initial std of the actor's exploration noise (learned, reparameterized)."""
+    actor_hidden_dims: tuple[int, ...] = (64, 64)
+    """Hidden layer widths of the actor."""
+    critic_hidden_dims: tuple[int, ...] = (64, 64)
+    """Hidden layer widths of the critic."""
+    activation: str = "elu"
+    """Activation of both networks (``elu``, ``relu``, ``tanh``)."""
+    obs_normalization: bool = True
+    """Normalize observations by running mean and std."""
+
+    def validate(self) -> None:
+        """Raise RobolearnError (naming the field) for a value SHAC cannot run with."""
+        for name in ("horizon", "critic_iterations", "critic_mini_batches"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise RobolearnError(
+                    f"agent.shac.{name} must be a whole number >= 1, got {value!r}"
+                )
+        for name in ("actor_learning_rate", "critic_learning_rate", "max_grad_norm"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                raise RobolearnError(f"agent.shac.{name} must be a number > 0, got {value!r}")
+        for name in ("gamma", "lam", "target_critic_alpha"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise RobolearnError(f"agent.shac.{name} must be in [0, 1], got {value!r}")
+        gain = self.max_step_gain
+        if gain is not None and (not isinstance(gain, int | float) or not gain >= 1.0):
+            raise RobolearnError(
+                f"agent.shac.max_step_gain must be a number >= 1 or null, got {gain!r}"
+            )
+        if not isinstance(self.init_noise_std, int | float) or not self.init_noise_std > 0:
+            raise RobolearnError(
+                f"agent.shac.init_noise_std must be a number > 0, got {self.init_noise_std!r}"
+            )
+        if self.lr_schedule not in ("linear", "constant"):
+            raise RobolearnError(
+                f"agent.shac.lr_schedule must be linear or constant, got {self.lr_schedule!r}"
+            )
+        if self.activation not in ("elu", "relu", "tanh"):
+            raise RobolearnError(
+                f"agent.shac.activation must be elu, relu or tanh, got {self.activation!r}"
+            )
+
+
+@dataclass
 class AgentCfg:
     """Everything rsl-rl's PPO construction needs, plus run bookkeeping."""
 
@@ -273,6 +354,8 @@ class AgentCfg:
     """PPO hyperparameters."""
     policy: PolicyCfg = field(default_factory=PolicyCfg)
     """Network shapes and action noise."""
+    shac: ShacCfg = field(default_factory=ShacCfg)
+    """The differentiable learner's settings, read by ``--algo shac`` instead of PPO's."""
     distillation: DistillationCfg = field(default_factory=DistillationCfg)
     """Distill a student from a teacher instead of PPO (off by default); ``obs_groups`` then
     names ``student`` and ``teacher`` groups."""

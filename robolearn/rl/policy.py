@@ -16,6 +16,12 @@ from robolearn.rl.checkpoint import load_checkpoint
 def build_runner(env, data: dict):
     """An rsl-rl runner around ``env`` holding the checkpoint's policy (no optimizer state)."""
     from robolearn.adapters import RslRlVecEnv
+
+    if data.get("algo") == "shac":
+        raise RobolearnError(
+            "this is a SHAC checkpoint (robolearn train --algo shac): play and view run it; "
+            "export takes PPO checkpoints"
+        )
     from robolearn.rl.runner import Runner
 
     vec = RslRlVecEnv(env)
@@ -35,11 +41,44 @@ def build_runner(env, data: dict):
     return runner
 
 
-def load_for_env(env, path: Path):
-    """(policy callable on observation TensorDicts, checkpoint data) for ``env``."""
-    data = load_checkpoint(path, map_location=env.device)
+class ShacPolicy:
+    """A SHAC checkpoint's actor as a policy on observation TensorDicts: its deterministic
+    action (the mean, without the exploration noise)."""
+
+    def __init__(self, env, data: dict) -> None:
+        from robolearn.rl.config import ShacCfg
+        from robolearn.rl.shac import ShacActor
+
+        cfg = ShacCfg(**{**data["agent"]["shac"], "horizon": 1})
+        obs_dim = env.observation_manager.group_dims["policy"]
+        self.actor = ShacActor(obs_dim, env.action_manager.total_action_dim, cfg).to(env.device)
+        try:
+            self.actor.load_state_dict(data["model"]["actor"])
+        except RuntimeError as exc:
+            raise RobolearnError(
+                f"the checkpoint's policy does not fit this env "
+                f"({str(exc).splitlines()[0][:200]}); was it trained with other settings?"
+            ) from exc
+        self.actor.eval()
+
+    def __call__(self, obs) -> torch.Tensor:
+        return self.actor(obs["policy"], deterministic=True)
+
+
+def policy_of(env, data: dict):
+    """(policy callable on observation TensorDicts, rsl-rl runner or None) of a checkpoint's
+    data: a PPO checkpoint's through rsl-rl, a SHAC checkpoint's actor."""
+    if data.get("algo") == "shac":
+        return ShacPolicy(env, data), None
     runner = build_runner(env, data)
-    policy = runner.get_inference_policy(device=str(env.device))
+    return runner.get_inference_policy(device=str(env.device)), runner
+
+
+def load_for_env(env, path: Path):
+    """(policy callable on observation TensorDicts, its rsl-rl runner (None for a SHAC
+    checkpoint), checkpoint data) for ``env``."""
+    data = load_checkpoint(path, map_location=env.device)
+    policy, runner = policy_of(env, data)
     return policy, runner, data
 
 

@@ -1,0 +1,148 @@
+"""What every training run shares, whichever learner trains it: its configs from the task,
+the overrides and the flags; its run folder (new, or the one to resume); the params/ it
+writes; and the signal handling that turns Ctrl-C or SIGTERM into a checkpoint and a clean
+exit. ``robolearn train`` (:mod:`robolearn.app.train`, PPO) and ``robolearn train --algo
+shac`` (:mod:`robolearn.app.train_shac`) both build on it. ``opts`` below is a
+:class:`~robolearn.app.train.TrainOptions`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+from robolearn.app.runs import (
+    RunParams,
+    create_run_dir,
+    remove_stale_temp_files,
+    resolve_checkpoint,
+    resolve_run,
+)
+from robolearn.app.session import Setup, build_setup, setup_from_run, versions
+from robolearn.config import save_config, save_yaml
+from robolearn.errors import RobolearnError
+from robolearn.rl.runner import StopRequest
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: StopRequest):
+    """SIGINT and SIGTERM set ``stop`` instead of killing the process."""
+
+    def handler(signum, _frame):
+        stop.signal_name = signal.Signals(signum).name
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+@dataclasses.dataclass
+class RunFolder:
+    """The folder a run writes to, and what this process created (and alone may delete)."""
+
+    path: Path
+    checkpoint: Path | None = None
+    created: list[Path] = dataclasses.field(default_factory=list)
+    note: str = ""
+
+    def discard_if_empty(self) -> None:
+        """After a failure before the first checkpoint: remove the folders this process
+        made, so a failed command leaves nothing behind; a resumed run's folder stays."""
+        if not self.created or any(self.path.glob("model_*.pt")):
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        for parent in self.created[1:]:
+            with contextlib.suppress(OSError):
+                parent.rmdir()  # only if still empty: another run may have started there
+
+
+def pick_run_folder(opts: Any, experiment: str) -> RunFolder:
+    """A new run folder (created now, by this process only), or the run to resume."""
+    log_root = Path(opts.log_root)
+    if not opts.resume:
+        parents = [p for p in (log_root / experiment, log_root) if not p.exists()]
+        path = create_run_dir(log_root, experiment, opts.run_name)
+        return RunFolder(path, created=[path, *parents])
+    newest = resolve_run(log_root, experiment, opts.load_run)
+    run_dir = resolve_run(log_root, experiment, opts.load_run, need_checkpoint=True)
+    note = ""
+    if run_dir != newest:
+        note = f"the newest run {newest.name} has no checkpoint; "
+    removed = remove_stale_temp_files(run_dir)
+    if removed:
+        note += f"removed {len(removed)} unfinished checkpoint write(s) of a killed run; "
+    return RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
+
+
+def setup_for(
+    opts: Any,
+    engine,
+    resume_data,
+    folder: RunFolder | None,
+    source: RunParams | None = None,
+) -> Setup:
+    """The run's configs: the task with the overrides (after the ones a resumed run started
+    with), the flags, and the checkpoint's seed and env count unless the flags say; with
+    ``source`` (``--from``), that run's configs with the overrides and flags on top."""
+    overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
+    if resume_data is not None:
+        overrides = list(resume_data.get("overrides", [])) + overrides
+        seed = resume_data.get("seed") if seed is None else seed
+        num_envs = num_envs or resume_data.get("num_envs")
+    flags = {
+        "num_envs": num_envs,
+        "engine": engine,
+        "seed": seed,
+        "max_iterations": opts.max_iterations,
+    }
+    if source is not None:
+        # a copy: the check before the run folder exists and the run itself both start
+        # from the configs as loaded
+        setup = setup_from_run(copy.deepcopy(source), overrides, **flags)
+    else:
+        setup = build_setup(opts.task, overrides, **flags)
+    if opts.logger is not None:
+        setup.agent_cfg.logger = opts.logger
+    done = int(resume_data["iterations"]) if resume_data is not None else 0
+    if resume_data is not None and setup.agent_cfg.max_iterations <= done:
+        raise RobolearnError(
+            f"{folder.checkpoint.name} has {done} iterations done, and max_iterations is "
+            f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
+            f"{done}"
+        )
+    if setup.agent_cfg.logger == "wandb":
+        check_wandb()
+    return setup
+
+
+def engine_that_ran(env) -> str:
+    """The engine as ``env.sim.engine`` names it, never ``auto``: ``cpu``, ``warp-cpu`` or
+    the GPU it ran on (``cuda:0``), so that a run started ``--from`` this one runs there."""
+    name = env.scene.engine.name
+    return str(env.device) if name == "cuda" else name
+
+
+def write_params(params: Path, setup: Setup, run: dict[str, Any], engine: str) -> None:
+    """The configs as the run started (typed: ``--from`` loads them back equal), how it
+    started, and the versions it ran with."""
+    env_cfg = setup.env_cfg
+    env_cfg.sim.engine = engine  # what ran, not "auto"
+    save_config(env_cfg, params / "env.yaml")
+    save_config(setup.agent_cfg, params / "agent.yaml")
+    save_yaml(run, params / "run.yaml")
+    save_yaml(versions(), params / "versions.yaml")
+
+
+def check_wandb() -> None:
+    try:
+        import wandb  # noqa: F401
+    except ImportError as exc:
+        raise RobolearnError("--logger wandb needs the wandb package: pip install wandb") from exc
