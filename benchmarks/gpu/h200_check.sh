@@ -4,7 +4,8 @@
 # On the GPU machine, from the repository root, after the wheels are in place:
 #   bash .carry1/install-wheels && export PYTHONPATH=/tmp/site:$PYTHONPATH; bash benchmarks/gpu/h200_check.sh
 # Here, on warp's CPU device and at toy sizes (how this script is tested without a GPU):
-#   ENGINE=warp-cpu SIZES=32 CAMERA_ENVS=16 NEWTON_ENVS=16 TRAIN_ENVS=32 TRAIN_SECONDS=60 \
+#   ENGINE=warp-cpu SIZES=32 CAMERA_ENVS=16 NEWTON_ENVS=16 SHAC_ENVS=8 SHAC_ITERATIONS=2 \
+#     TRAIN_ENVS=32 TRAIN_SECONDS=60 \
 #     bash benchmarks/gpu/h200_check.sh
 #
 # In order: versions; the tests that need CUDA; then at each env count of SIZES the bare
@@ -12,7 +13,8 @@
 # (count_syncs.py) and `robolearn bench` (env steps/s alone, with inference, with
 # training; torch's and Warp's GPU memory), joined in summary.json with the overhead over
 # the bare step; the camera sensor's images/s at CAMERA_ENVS (camera_throughput.py); the
-# newton engine's solvers against the cuda engine at NEWTON_ENVS (newton_speed.py); then
+# newton engine's solvers against the cuda engine at NEWTON_ENVS (newton_speed.py); SHAC
+# on cartpole_balance through Newton's Featherstone solver at SHAC_ENVS; then
 # humanoid_walk trained for the time left and its last checkpoint evaluated. Everything lands under $OUT (default /tmp/gpu-check).
 #
 # Time: the script ends within BUDGET seconds of its start (default 520: a device call
@@ -31,6 +33,8 @@ TRAIN_SECONDS=${TRAIN_SECONDS:-100000}  # a cap: training gets the time left oth
 BUDGET=${BUDGET:-520}
 CAMERA_ENVS=${CAMERA_ENVS:-"1024 4096"}  # the camera sensor's env counts (64x64 images)
 NEWTON_ENVS=${NEWTON_ENVS:-4096}  # the newton engine against the cuda engine
+SHAC_ENVS=${SHAC_ENVS:-1024}  # the differentiable learner's envs (cartpole_balance)
+SHAC_ITERATIONS=${SHAC_ITERATIONS:-30}
 TESTS=${TESTS:-first}  # first, last (after the sizes: figures before tests on a short lease) or skip
 EVAL_S=60      # kept for the evaluation after training
 END_S=15       # kept for the summary, and for a stopped step's kill-after
@@ -126,6 +130,14 @@ else NEWTON_ENGINES="$ENGINE newton-cpu/mujoco"; fi
 step "newton against $ENGINE, $NEWTON_ENVS envs" 120 40 "$OUT/newton.md" \
   $PY benchmarks/newton_speed.py --task humanoid_walk --num_envs $NEWTON_ENVS \
   --engines $NEWTON_ENGINES --rounds 2 --seconds 2 --min_steps 2
+
+# The differentiable learner on the GPU: SHAC through Newton's Featherstone solver on
+# cartpole_balance (its steps/s, recorded and differentiated, and whether it learns).
+if [ "$ENGINE" = cuda ]; then SHAC_ENGINE=newton; else SHAC_ENGINE=newton-cpu; fi
+step "SHAC on $SHAC_ENGINE, $SHAC_ENVS envs" 90 40 "$OUT/shac.txt" \
+  $PY -m robolearn train --task cartpole_balance --algo shac --engine $SHAC_ENGINE \
+  --num_envs $SHAC_ENVS --max_iterations $SHAC_ITERATIONS --log_root "$OUT/shac" \
+  env.sim.newton.substeps=2
 
 stamp "summary"
 $PY - "$OUT" <<'EOF' | tee "$OUT/summary.txt"

@@ -24,6 +24,7 @@ from robolearn.app.session import (
 )
 from robolearn.app.train_run import (
     RunFolder,
+    check_resume_flags,
     engine_that_ran,
     pick_run_folder,
     setup_for,
@@ -97,11 +98,7 @@ def train(opts: TrainOptions, log=print) -> int:
         opts = dataclasses.replace(opts, task=source.task)
     elif not opts.task:
         raise RobolearnError("--task is required (or --from a run folder)")
-    if (opts.load_run or opts.checkpoint) and not opts.resume:
-        # rather than train a fresh policy while the user believes it resumed
-        raise RobolearnError(
-            "--load_run and --checkpoint choose what --resume continues; add --resume"
-        )
+    check_resume_flags(opts)
     engine = resolve_device_engine(opts.device, opts.engine)
     # Every flag and override is checked before a process group starts or a file is written.
     checked = setup_for(opts, engine, None, None, source)

@@ -29,6 +29,15 @@ from robolearn.errors import RobolearnError
 from robolearn.rl.runner import StopRequest
 
 
+def check_resume_flags(opts: Any) -> None:
+    """``--load_run`` and ``--checkpoint`` choose what ``--resume`` continues: given alone,
+    an error rather than a fresh run while the user believes it resumed."""
+    if (opts.load_run or opts.checkpoint) and not opts.resume:
+        raise RobolearnError(
+            "--load_run and --checkpoint choose what --resume continues; add --resume"
+        )
+
+
 @contextlib.contextmanager
 def stop_on_signals(stop: StopRequest):
     """SIGINT and SIGTERM set ``stop`` instead of killing the process."""

@@ -22,6 +22,7 @@ import torch
 from robolearn.app.runs import PARAMS_FORMAT
 from robolearn.app.session import Setup, resolve_device_engine, versions
 from robolearn.app.train_run import (
+    check_resume_flags,
     engine_that_ran,
     pick_run_folder,
     setup_for,
@@ -76,10 +77,7 @@ def train_shac(opts, log=print) -> int:
     _refuse_flags(opts)
     if not opts.task:
         raise RobolearnError("--task is required")
-    if (opts.load_run or opts.checkpoint) and not opts.resume:
-        raise RobolearnError(
-            "--load_run and --checkpoint choose what --resume continues; add --resume"
-        )
+    check_resume_flags(opts)
     engine = shac_engine(opts.device, opts.engine)
     opts = dataclasses.replace(opts, engine=engine, overrides=shac_overrides(opts.overrides))
     # every flag and override checked before a file is written

@@ -131,9 +131,9 @@ class NewtonEngine(WarpEngine):
         spec: the spec ``model`` was compiled from; Newton imports it as MJCF.
         solver: one of :data:`SOLVERS`.
         substeps: solver steps per physics step; None for :func:`default_substeps`.
-        differentiable: build Newton's model for gradients, so that :meth:`grad_step`
-            can differentiate the step (a differentiable solver only,
-            :data:`~robolearn.sim.newton_grad.DIFFERENTIABLE_SOLVERS`).
+        differentiable: build Newton's model for gradients, so that
+            :meth:`differentiate_next_step` can record a step (a differentiable solver
+            only, :data:`~robolearn.sim.newton_grad.DIFFERENTIABLE_SOLVERS`).
     """
 
     def __init__(
@@ -710,7 +710,12 @@ class _ActuatorMap:
         # light link blows up (our humanoid's ankles at 1 ms): there position actuators
         # become Newton's joint drives (implicit in XPBD) and the force range is not held
         self.drive = np.zeros(m.nu, dtype=bool)
-        if engine.solver_name in ("xpbd", "semi_implicit"):
+        # a recorded step keeps MuJoCo's force law on semi-implicit: the drives' targets
+        # are torch copies into Newton's control, which the tape would not see
+        drives = engine.solver_name == "xpbd" or (
+            engine.solver_name == "semi_implicit" and not engine.differentiable
+        )
+        if drives:
             gain, bias = m.actuator_gainprm, m.actuator_biasprm
             self.drive = (
                 (m.actuator_biastype == int(mujoco.mjtBias.mjBIAS_AFFINE))
