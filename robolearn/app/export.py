@@ -298,7 +298,9 @@ def export_policy(
     in ``out_dir`` are left alone, and so are the staging folders of exports still running;
     those of exports that died are deleted first.
     """
-    model = runner.alg.get_policy()
+    # a PPO run's runner, or a SHAC checkpoint's policy (robolearn.rl.policy.ShacPolicy)
+    model = runner.actor if hasattr(runner, "actor") else runner.alg.get_policy()
+    obs_groups = ["policy"] if hasattr(runner, "actor") else list(model.obs_groups)
     net, onnx_net, spec = network_of(model, env.num_actions)
     out_dir.mkdir(parents=True, exist_ok=True)
     removed = remove_stale_temp_files(out_dir, _TEMP_RE)
@@ -308,7 +310,7 @@ def export_policy(
         _write_onnx(onnx_net, spec, stage / FILES["onnx"])
         description = describe(
             env,
-            list(model.obs_groups),
+            obs_groups,
             task=runner.meta.get("task"),
             overrides=runner.meta.get("overrides"),
             image_groups=[g for g, _ in spec.images],

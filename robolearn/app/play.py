@@ -240,11 +240,6 @@ def export(
 
             path = resolve_checkpoint(path, None)
     data = load_checkpoint(path)
-    if data.get("algo") == "shac":
-        raise RobolearnError(
-            f"{path} is a SHAC checkpoint (robolearn train --algo shac); export takes PPO "
-            "checkpoints (play runs SHAC's)"
-        )
     task = task or data.get("task")
     if not task:
         raise RobolearnError(f"{path} does not name its task; pass --task")
@@ -253,12 +248,12 @@ def export(
     if agent:
         raise RobolearnError(f"export takes env.<path>=<value> overrides only, got {agent[0]!r}")
     env, setup = _env_for_checkpoint(task, data, list(overrides or []), num_envs=1, engine="cpu")
-    _, runner, _ = load_for_env(env, path)
+    policy, runner, _ = load_for_env(env, path)
     experiment = setup.agent_cfg.experiment_name
     out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"
     recorded = recorded_imports(path)
     report: dict[str, Any] = export_policy(
-        runner,
+        runner if runner is not None else policy,  # a SHAC checkpoint has no runner
         env,
         out_dir,
         checkpoint=path,

@@ -110,6 +110,25 @@ class MlpNet(_Head):
         return self.mlp(self.normalizer(obs))
 
 
+class ShacNet(torch.nn.Module):
+    """A SHAC actor's deterministic action (robolearn train --algo shac): tanh of its MLP
+    of the normalized observation, the normalizer's statistics baked in."""
+
+    def __init__(self, actor) -> None:
+        super().__init__()
+        norm = actor.obs_norm
+        if norm.enabled:
+            mean, inv_std = norm.mean, torch.rsqrt(norm.var + 1e-5)
+        else:
+            mean, inv_std = torch.zeros_like(norm.mean), torch.ones_like(norm.var)
+        self.register_buffer("mean", mean.detach().cpu().clone())
+        self.register_buffer("inv_std", inv_std.detach().cpu().clone())
+        self.mlp = copy.deepcopy(actor.mean).cpu().eval()
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.mlp((obs - self.mean) * self.inv_std))
+
+
 class CnnNet(_Head):
     """normalize the flat observation, encode each image, MLP over both."""
 
@@ -170,8 +189,12 @@ class GruNet(_Head):
 
 def network_of(model, action_dim: int) -> tuple[torch.nn.Module, torch.nn.Module, NetSpec]:
     """(the TorchScript-able network, the ONNX-exportable one, their spec) of rsl-rl's
-    actor ``model``; a policy whose deterministic action is not its MLP's output (any
-    distribution but a Gaussian) is a RobolearnError."""
+    actor ``model`` or of a SHAC checkpoint's actor (a ``ShacActor``); a policy whose
+    deterministic action is not its MLP's output (any distribution but a Gaussian) is a
+    RobolearnError."""
+    if hasattr(model, "log_std") and hasattr(model, "obs_norm"):  # SHAC's actor
+        net = ShacNet(model)
+        return net, net, NetSpec(int(net.mean.numel()), action_dim)
     dist = getattr(model, "distribution", None)
     if dist is not None and type(dist).__name__ != "GaussianDistribution":
         raise RobolearnError(f"cannot export a {type(dist).__name__} policy")

@@ -19,8 +19,8 @@ def build_runner(env, data: dict):
 
     if data.get("algo") == "shac":
         raise RobolearnError(
-            "this is a SHAC checkpoint (robolearn train --algo shac): play and view run it; "
-            "export takes PPO checkpoints"
+            "this is a SHAC checkpoint (robolearn train --algo shac), which holds no rsl-rl "
+            "runner: load it with robolearn.rl.policy.policy_of"
         )
     from robolearn.rl.runner import Runner
 
@@ -60,6 +60,8 @@ class ShacPolicy:
                 f"({str(exc).splitlines()[0][:200]}); was it trained with other settings?"
             ) from exc
         self.actor.eval()
+        self.meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
+        """What an export records of the run (as a PPO runner's ``meta``)."""
 
     def __call__(self, obs) -> torch.Tensor:
         return self.actor(obs["policy"], deterministic=True)

@@ -146,9 +146,11 @@ def test_shac_learns_to_balance_the_cartpole():
     assert all(math.isfinite(log.grad_norm) for log in logs)
 
 
-def test_train_shac_then_resume_then_play_on_mujoco(tmp_path):
+def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     """The command line end to end: a SHAC run writes params and checkpoints, --resume
-    continues it, and play evaluates the policy on the cpu engine (MuJoCo: sim-to-sim)."""
+    continues it, export writes its actor as ONNX and TorchScript that act as the
+    checkpoint does, and play evaluates the exported policy on the cpu engine (MuJoCo:
+    sim-to-sim)."""
     common = ["--task", TASK, "--algo", "shac", "--num_envs", "8", "--log_root", tmp_path]
     out = robolearn(
         "train", *common, "--max_iterations", "2",
@@ -163,12 +165,27 @@ def test_train_shac_then_resume_then_play_on_mujoco(tmp_path):
     out = robolearn("train", *common, "--max_iterations", "3", "--resume")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "(2 iterations done)" in out.stdout and (run / "model_3.pt").is_file()
+    out = robolearn("export", "--checkpoint", run / "model_3.pt")
+    assert out.returncode == 0, out.stderr[-3000:]
+    onnx = run / "exported" / "policy.onnx"
     out = robolearn(
-        "play", "--task", TASK, "--checkpoint", run / "model_3.pt", "--eval",
+        "play", "--task", TASK, "--checkpoint", onnx, "--eval",
         "--num_envs", "4", "--engine", "cpu", "--json",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.splitlines()[-1])["episodes"] == 4
+    # the exported file acts as the checkpoint's actor does (its mean action)
+    from robolearn import load_policy
+    from robolearn.rl.checkpoint import load_checkpoint
+    from robolearn.rl.config import ShacCfg as Cfg
+    from robolearn.rl.shac import ShacActor
+
+    data = load_checkpoint(run / "model_3.pt")
+    actor = ShacActor(4, 1, replace(Cfg(), **data["agent"]["shac"]))
+    actor.load_state_dict(data["model"]["actor"])
+    obs = torch.randn(16, 4)
+    exported = load_policy(onnx)
+    assert torch.allclose(exported({"policy": obs}), actor(obs, deterministic=True), atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -192,12 +209,3 @@ def test_shac_command_errors_are_one_line_and_write_nothing(tmp_path, capsys, ar
     )  # fmt: skip
     one_line_error(out, fragment)
     assert not any(tmp_path.rglob("*")), "a failed command left files behind"
-
-
-def test_export_refuses_a_shac_checkpoint(tmp_path, capsys):
-    from robolearn.rl.checkpoint import save_checkpoint
-
-    path = tmp_path / "model_1.pt"
-    save_checkpoint(path, {"algo": "shac", "task": TASK, "model": {}, "agent": {}, "iterations": 1})
-    out = robolearn_in_process(capsys, "export", "--checkpoint", path)
-    one_line_error(out, "is a SHAC checkpoint (robolearn train --algo shac)")
