@@ -18,7 +18,9 @@ Only the solvers whose steps Newton writes differentiably take part
 
 from __future__ import annotations
 
+import contextlib
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,12 +88,25 @@ class _Record:
     keep: list = field(default_factory=list)
 
 
+@contextlib.contextmanager
+def _in_torch_order(engine: NewtonEngine) -> Iterator[None]:
+    """Warp's launches on the engine's device and, on CUDA, on torch's current stream: the
+    tensors they read were written there, and what they write is read there next."""
+    wp = engine._wp
+    with wp.ScopedDevice(engine.wp_device):
+        if engine.wp_device.is_cuda:
+            with wp.ScopedStream(engine._torch_stream()):
+                yield
+        else:
+            yield
+
+
 def _run(engine: NewtonEngine, nsubsteps: int, qpos, qvel, ctrl) -> _Record:
     """The step of ``nsubsteps`` physics steps from (qpos, qvel, ctrl), recorded."""
     wp, newton, nm = engine._wp, engine._newton, engine.nm
     n = nsubsteps * engine.substeps
     dt = engine.solver_dt
-    with wp.ScopedDevice(engine.wp_device):
+    with _in_torch_order(engine):
         qpos_in = wp.from_torch(qpos.detach().contiguous().clone(), requires_grad=True)
         qvel_in = wp.from_torch(qvel.detach().contiguous().clone(), requires_grad=True)
         ctrl_in = wp.from_torch(ctrl.detach().contiguous().clone(), requires_grad=True)
@@ -162,6 +177,7 @@ class _GradStep(torch.autograd.Function):
         record = _run(engine, nsubsteps, qpos, qvel, ctrl)
         ctx.record = record
         ctx.max_gain = max_gain
+        ctx.engine = engine
         ctx.counts = engine.grad_cap_counts
         wp = engine._wp
         return wp.to_torch(record.qpos_out).clone(), wp.to_torch(record.qvel_out).clone()
@@ -173,7 +189,8 @@ class _GradStep(torch.autograd.Function):
             _to_torch(record.qpos_out.grad).copy_(grad_qpos)
         if grad_qvel is not None:
             _to_torch(record.qvel_out.grad).copy_(grad_qvel)
-        record.tape.backward()
+        with _in_torch_order(ctx.engine):
+            record.tape.backward()
         grads = tuple(
             _to_torch(a.grad).clone() for a in (record.qpos_in, record.qvel_in, record.ctrl_in)
         )
