@@ -209,3 +209,30 @@ def test_shac_command_errors_are_one_line_and_write_nothing(tmp_path, capsys, ar
     )  # fmt: skip
     one_line_error(out, fragment)
     assert not any(tmp_path.rglob("*")), "a failed command left files behind"
+
+
+def test_the_viewer_acts_with_a_shac_checkpoint(tmp_path):
+    """``robolearn view --checkpoint`` of a SHAC run: its actor's mean action, on whatever
+    engine the viewer runs (here cpu)."""
+    from dataclasses import asdict
+
+    from robolearn.rl.checkpoint import save_checkpoint
+    from robolearn.rl.shac import ShacActor
+    from robolearn.viewer.session import PolicyActions
+
+    cfg = get_task(TASK).env_cfg()
+    cfg.scene = replace(cfg.scene, num_envs=3)
+    cfg.sim = SimCfg(engine="cpu")
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    actor = ShacActor(4, 1, ShacCfg())
+    actor.obs_norm.update(torch.randn(64, 4) * 3.0)
+    path = tmp_path / "model_1.pt"
+    agent = {"shac": asdict(ShacCfg())}
+    save_checkpoint(
+        path, {"algo": "shac", "task": TASK, "agent": agent, "iterations": 1,
+               "model": {"actor": actor.state_dict()}},
+    )  # fmt: skip
+    actions = PolicyActions(env, path, task=TASK)(env)
+    expected = actor(env.obs_buf["policy"], deterministic=True)
+    assert torch.allclose(actions, expected, atol=1e-6)
