@@ -84,6 +84,13 @@ def build_engine(
         reserve_per_env=field_bytes_per_env(model) // 2,
     )
     engine.max_speed = float(sim.max_speed)
+    if sim.newton.friction_stiffness is not None:
+        if not engine.name.startswith("newton"):
+            raise RobolearnError(
+                "env.sim.newton.friction_stiffness is a setting of the newton engines' own "
+                f"solvers; this scene runs on {engine.name}"
+            )
+        engine.set_friction_stiffness(sim.newton.friction_stiffness)
     return engine, driven
 
 

@@ -27,6 +27,13 @@ class NewtonCfg:
     substeps: int | None = None
     """Solver steps per physics step; None for the solver's default (1 on ``mujoco``;
     enough for steps of 1 ms on featherstone and xpbd, 50 us on semi_implicit)."""
+    friction_stiffness: float | None = None
+    """Newton's friction coefficient ``kf`` of every shape on Newton's own solvers (N s/m:
+    the slope of the regularized Coulomb friction below its cap); None keeps Newton's
+    (1000). A differentiable run of a legged task wants about 100: at 1000 a foot's
+    friction multiplies the state's gradient by up to 290,000 per env step (the quadruped,
+    docs/differentiable.md), at 100 by at most 3.2; the feet slip more before friction
+    holds them."""
     differentiable: bool = False
     """Build Newton's model for gradients through the step (``featherstone`` or
     ``semi_implicit`` only); the differentiable learner (``--algo shac``) sets it."""

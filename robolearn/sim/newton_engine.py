@@ -604,6 +604,20 @@ class NewtonEngine(WarpEngine):
                 if self.differentiable:
                     self._grad_solvers.notify_model_changed(flags)
 
+    def set_friction_stiffness(self, kf: float) -> None:
+        """Newton's friction coefficient ``kf`` (N s/m) of every shape, on Newton's own
+        solvers (the MuJoCo solver's friction is MuJoCo's: refused there)."""
+        if isinstance(kf, bool) or not isinstance(kf, int | float) or not 0 < kf < math.inf:
+            raise RobolearnError(
+                f"env.sim.newton.friction_stiffness must be a number > 0, got {kf!r}"
+            )
+        if self.solver_name == "mujoco":
+            raise RobolearnError(
+                "env.sim.newton.friction_stiffness sets the friction of Newton's own solvers; "
+                "the mujoco solver's is MuJoCo's (set env.sim.newton.solver)"
+            )
+        self.nm.shape_material_kf.fill_(float(kf))
+
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", solver={self.solver_name!r}, substeps={self.substeps})"
 

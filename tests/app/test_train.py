@@ -441,6 +441,15 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             ["--task", TASK, "--engine", "newton-cpu", "env.sim.newton.substeps=0"],
             "env.sim.newton.substeps must be a whole number >= 1",
         ),
+        (
+            ["--task", TASK, "--engine", "cpu", "env.sim.newton.friction_stiffness=100"],
+            "friction_stiffness is a setting of the newton engines' own solvers; this scene "
+            "runs on cpu",
+        ),
+        (
+            ["--task", TASK, "--engine", "newton-cpu", "env.sim.newton.friction_stiffness=100"],
+            "the mujoco solver's is MuJoCo's",
+        ),
         (["--task", TASK, "env.episode_length_s=inf"], "episode_length_s must be a finite"),
         (["--task", TASK, "agent.experiment_name=../../x"], "experiment_name '../../x' may only"),
         (["--task", TASK, "agent.experiment_name=/tmp/x"], "experiment_name '/tmp/x' may only"),

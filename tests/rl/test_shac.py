@@ -197,6 +197,10 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
         (["env.sim.newton.solver=xpbd"], "Newton's xpbd solver is not differentiable"),
         (["--nproc", "2"], "--algo shac runs in one process"),
         (
+            ["env.sim.newton.friction_stiffness=0"],
+            "env.sim.newton.friction_stiffness must be a number > 0, got 0",
+        ),
+        (
             ["--task", "quadruped_walk"],  # its reward terms include one on accelerations
             "rewards.joint_acc (joint_acc_l2) is not differentiable",
         ),

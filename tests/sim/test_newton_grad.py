@@ -161,3 +161,44 @@ def test_an_engine_without_gradients_refuses_a_recorded_step():
     e = make_engine(CARTPOLE, 1, "newton-cpu", newton_solver="featherstone")
     with pytest.raises(RobolearnError, match="not built for gradients"):
         e.differentiate_next_step(e.qpos, e.qvel, e.ctrl)
+
+
+def _standing_quadruped_gradient(friction_stiffness: float | None, steps: int) -> float:
+    """The norm of d(reward over ``steps`` env steps)/d(first action) of 4 quadrupeds
+    standing on Featherstone's contacts (quadruped_walk's differentiable rewards)."""
+    from dataclasses import replace
+
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.registry import get_task
+    from robolearn.rl.shac import DifferentiableRollout
+    from robolearn.scene import NewtonCfg, SimCfg
+
+    cfg = get_task("quadruped_walk").env_cfg()
+    cfg.scene = replace(cfg.scene, num_envs=4)
+    for term in ("joint_acc", "torques", "feet_air_time", "undesired_contacts"):
+        cfg.rewards[term].weight = 0.0
+    newton = NewtonCfg(
+        solver="featherstone", differentiable=True, friction_stiffness=friction_stiffness
+    )
+    cfg.sim = SimCfg(engine="newton-cpu", newton=newton)
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    for _ in range(40):  # settle onto the feet
+        env.step(torch.zeros(4, 12))
+    rollout = DifferentiableRollout(env)
+    actions = torch.zeros(4, 12, requires_grad=True)
+    total = sum(
+        rollout.step(actions if k == 0 else torch.zeros(4, 12)).reward.sum() for k in range(steps)
+    )
+    (grad,) = torch.autograd.grad(total, actions)
+    return float(grad.norm())
+
+
+@pytest.mark.slow
+def test_softer_friction_bounds_the_quadrupeds_gradient():
+    """With Newton's default friction coefficient (kf 1000) the gradient through 4 env
+    steps of standing explodes; at kf 100 it stays of the order of the rewards'
+    (docs/differentiable.md has the per-step gains)."""
+    norms = {kf: _standing_quadruped_gradient(kf, steps=4) for kf in (None, 100.0)}
+    assert norms[100.0] < 10.0, norms
+    assert norms[None] > 1e3 * norms[100.0], norms
