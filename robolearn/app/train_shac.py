@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import json
 import math
+import sys
 import time
 from typing import Any
 
@@ -164,7 +165,7 @@ def _run(opts, setup, started, env, learner, folder, resume, log) -> int:
         }
         save_checkpoint(folder.path / f"model_{learner.iteration}.pt", data)
 
-    shown = "-"
+    shown, hinted = "-", False
     with stop_on_signals(stop):
         while learner.iteration < agent.max_iterations:
             tick = time.perf_counter()
@@ -178,6 +179,7 @@ def _run(opts, setup, started, env, learner, folder, resume, log) -> int:
                 f"{agent.shac.horizon * env.num_envs / seconds / 1000:.2f}k steps/s  "
                 f"reward {shown}  grad {figures['grad_norm']:.2g}"
             )
+            hinted = hinted or _hint_if_capped(figures["capped_share"], setup.env_cfg)
             if learner.iteration % agent.save_interval == 0:
                 save()
             if stop.signal_name is not None:
@@ -190,6 +192,25 @@ def _run(opts, setup, started, env, learner, folder, resume, log) -> int:
         f"checkpoints in {folder.path}"
     )
     return 0
+
+
+def _hint_if_capped(share: float, env_cfg) -> bool:
+    """Say once, on stderr, when most steps' gradients hit ``max_step_gain``: stiff
+    friction, which a softer coefficient cures (docs/differentiable.md)."""
+    if share <= 0.5:
+        return False
+    tip = ""
+    if env_cfg.sim.newton.friction_stiffness is None:
+        tip = (
+            "; Newton's stiff default friction does this: try env.sim.newton.friction_stiffness=100"
+        )
+    print(
+        f"note: the gradients of {share:.0%} of this iteration's env steps were capped by "
+        f"agent.shac.max_step_gain{tip} (docs/differentiable.md)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return True
 
 
 def _append_progress(run_dir, learner, figures: dict[str, float], seconds: float, wall: float):
