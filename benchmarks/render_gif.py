@@ -28,12 +28,12 @@ def main() -> None:
     from robolearn.app.runs import find_checkpoint
     from robolearn.render.markers import collect_markers
     from robolearn.render.video import EnvRenderer, track_body_of
-    from robolearn.rl.policy import act, load_for_env
+    from robolearn.rl.checkpoint_policy import act, load_for_env
 
     torch.manual_seed(args.seed)
     env = make_env(args.task, num_envs=1, engine="cpu", play=True)
     path = find_checkpoint(args.task, args.task, args.checkpoint, None, "logs")
-    policy, _, _ = load_for_env(env, path)
+    policy, _ = load_for_env(env, path)
     renderer = EnvRenderer(
         env.scene.engine, *args.size, track_body=track_body_of(env), distance=2.6
     )

@@ -122,9 +122,9 @@ def test_imports_point_down_the_layers():
 
 
 def test_the_check_sees_an_upward_import():
-    bad = ast.parse("def f():\n    from robolearn.rl.policy import act\n")
-    assert imported_parts(bad) == [(2, "rl.policy")]
-    assert rank("rl.policy") < rank("render.video") < rank("env")
+    bad = ast.parse("def f():\n    from robolearn.rl.checkpoint_policy import act\n")
+    assert imported_parts(bad) == [(2, "rl.checkpoint_policy")]
+    assert rank("rl.checkpoint_policy") < rank("render.video") < rank("env")
     typing_only = ast.parse("if TYPE_CHECKING:\n    from robolearn.env import ManagerBasedRLEnv\n")
     assert imported_parts(typing_only) == []
     assert robolearn.__name__ == "robolearn"
@@ -212,3 +212,30 @@ def test_no_function_is_longer_than_a_screen():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{file}:{node.lineno} {node.name} ({lines} lines)")
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
+
+
+def algorithm_branches(tree: ast.AST) -> list[int]:
+    """Lines of ``tree`` that compare something with a learner's name (``algo == "shac"``,
+    ``name in ("ppo", ...)``): a branch on the algorithm."""
+    from robolearn.rl.learner import ALGORITHMS
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for part in [node.left, *node.comparators]:
+                values = part.elts if isinstance(part, ast.Tuple | ast.List | ast.Set) else [part]
+                if any(isinstance(v, ast.Constant) and v.value in ALGORITHMS for v in values):
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_above_rl_branches_on_an_algorithm():
+    """Learners are plug-ins (robolearn.rl.learner): the run driver, play, view and export
+    ask the checkpoint's learner, never compare an algorithm's name."""
+    found = []
+    for name, file in modules():
+        if rank(name) is not None and rank(name) < rank("rl"):
+            found += [f"{file}:{line}" for line in algorithm_branches(ast.parse(file.read_text()))]
+    assert not found, "branches on an algorithm's name:\n" + "\n".join(found)
+    assert algorithm_branches(ast.parse('if opts.algo == "shac":\n    pass\n')) == [1]
+    assert algorithm_branches(ast.parse('ok = algo in ("ppo", "x")\n')) == [1]

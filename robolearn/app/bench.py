@@ -79,8 +79,8 @@ def run_bench(
     ``device`` and ``engine`` choose where it runs as for ``robolearn train``: the engine
     ``device`` implies unless ``engine`` names one (they must agree); neither: the task's.
     """
-    from robolearn.app.agents import make_runner
     from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.ppo_learner import make_runner
 
     engine = resolve_device_engine(device, engine)
     setup = build_setup(task, overrides or [], num_envs=num_envs, engine=engine)
@@ -187,7 +187,7 @@ def _policy_window(env, policy, seconds: float) -> dict[str, float]:
     """Step ``env`` with ``policy`` for ``seconds``, the device synchronised at the window's
     ends only: the steps, the window's wall-clock seconds, and the seconds spent in the env
     steps and in the engine's physics calls (by :class:`Clock` marks)."""
-    from robolearn.rl.policy import act
+    from robolearn.rl.checkpoint_policy import act
 
     clock = Clock(env.device)
     steps: list[tuple[Any, Any]] = []  # (policy done, env step done) marks

@@ -36,7 +36,7 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import ManagerTerm, reset_term, resolve_term
-from robolearn.rl.policy import act, forget, start_episodes
+from robolearn.rl.checkpoint_policy import act, forget, start_episodes
 
 SCHEMA_VERSION = 3
 """The layout of :func:`evaluate`'s result. Version 1 (no ``schema_version`` key) had no

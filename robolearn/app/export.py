@@ -37,10 +37,21 @@ import numpy as np
 import torch
 
 from robolearn import mdp
+from robolearn.app.play import env_for_checkpoint
 from robolearn.app.policy_nets import NetSpec, network_of, run_network
-from robolearn.app.runs import remove_stale_temp_files
+from robolearn.app.runs import (
+    import_for_policy,
+    output_dir,
+    pretrained_path,
+    recorded_imports,
+    remove_stale_temp_files,
+    resolve_checkpoint,
+)
 from robolearn.config import callable_name, to_dict
+from robolearn.errors import RobolearnError
 from robolearn.files import sha256_of
+from robolearn.rl.checkpoint import load_checkpoint
+from robolearn.rl.checkpoint_policy import CheckpointPolicy, load_for_env
 
 SCHEMA_VERSION = 5
 """Version of ``policy.json``'s layout. Version 1 (no ``schema_version`` key) listed the
@@ -276,7 +287,7 @@ def _doc(obj) -> str:
 
 
 def export_policy(
-    runner,
+    policy: CheckpointPolicy,
     env,
     out_dir: Path,
     check_samples: int = 256,
@@ -298,9 +309,7 @@ def export_policy(
     in ``out_dir`` are left alone, and so are the staging folders of exports still running;
     those of exports that died are deleted first.
     """
-    # a PPO run's runner, or a SHAC checkpoint's policy (robolearn.rl.policy.ShacPolicy)
-    model = runner.actor if hasattr(runner, "actor") else runner.alg.get_policy()
-    obs_groups = ["policy"] if hasattr(runner, "actor") else list(model.obs_groups)
+    model, obs_groups = policy.actor, policy.obs_groups
     net, onnx_net, spec = network_of(model, env.num_actions)
     out_dir.mkdir(parents=True, exist_ok=True)
     removed = remove_stale_temp_files(out_dir, _TEMP_RE)
@@ -311,8 +320,8 @@ def export_policy(
         description = describe(
             env,
             obs_groups,
-            task=runner.meta.get("task"),
-            overrides=runner.meta.get("overrides"),
+            task=policy.meta.get("task"),
+            overrides=policy.meta.get("overrides"),
             image_groups=[g for g, _ in spec.images],
         )
         description["network"] = spec.to_json()
@@ -455,3 +464,72 @@ def _latencies(session, feed: dict[str, np.ndarray], warmup: int = 50, calls: in
         session.run(None, feed)
         times.append(time.perf_counter() - t)
     return times
+
+
+def export(
+    checkpoint: str,
+    task: str | None,
+    output: str | None,
+    log=print,
+    as_json: bool = False,
+    log_root: str = "logs",
+    overrides: list[str] | None = None,
+) -> int:
+    """``robolearn export``: a checkpoint's policy (a file, a run folder's latest, or
+    ``pretrained`` for ``task``'s) as ONNX, TorchScript and policy.json; returns the exit
+    status."""
+    if checkpoint == "pretrained":
+        if not task:
+            raise RobolearnError("--checkpoint pretrained needs --task")
+        path = pretrained_path(task)
+    else:
+        path = Path(checkpoint).expanduser()
+        if path.is_dir():  # a run folder: its latest checkpoint, as play and load_policy
+            path = resolve_checkpoint(path, None)
+    data = load_checkpoint(path)
+    task = task or data.get("task")
+    if not task:
+        raise RobolearnError(f"{path} does not name its task; pass --task")
+    import_for_policy(task, str(path), log_root)
+    agent = [o for o in overrides or [] if not o.startswith("env.")]
+    if agent:
+        raise RobolearnError(f"export takes env.<path>=<value> overrides only, got {agent[0]!r}")
+    env, setup = env_for_checkpoint(task, data, list(overrides or []), num_envs=1, engine="cpu")
+    policy, _ = load_for_env(env, path)
+    experiment = setup.agent_cfg.experiment_name
+    out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"
+    recorded = recorded_imports(path)
+    report: dict[str, Any] = export_policy(
+        policy,
+        env,
+        out_dir,
+        checkpoint=path,
+        iteration=data.get("iterations"),
+        imports={"modules": recorded[0], "path": recorded[1]} if recorded else None,
+    )
+    if as_json:
+        print(json.dumps(report))
+    else:
+        if report["removed_temp"]:
+            log(f"removed {len(report['removed_temp'])} leftover(s) of killed exports")
+        log(f"exported {path} ({task}) to {out_dir}")
+        log(f"  ONNX {report['onnx']} (max |onnx - torch| = {report['onnx_max_abs_diff']:.2e})")
+        log(f"  TorchScript {report['torchscript']}")
+        log(
+            f"  observation {report['obs_dim']} -> action {report['action_dim']}: "
+            f"{report['description']}"
+        )
+        for group, shape in report["images"].items():
+            log(f"  image input {group!r}: (N, {', '.join(map(str, shape))})")
+        if report["recurrent"]:
+            r = report["recurrent"]
+            log(
+                f"  recurrent state ({r['type']}, {r['num_layers']} x {r['hidden_dim']}): "
+                "fed back by the caller, zero at an episode's start (docs/policies.md)"
+            )
+        log(
+            f"  one-observation latency with onnxruntime on this CPU (1 thread): "
+            f"median {report['onnx_latency_us_median']:.0f} us, "
+            f"p99 {report['onnx_latency_us_p99']:.0f} us"
+        )
+    return 0

@@ -144,7 +144,7 @@ def record(opts: RecordOptions, log=print) -> MotionClip:
     from robolearn.app.play import _env_for_checkpoint
     from robolearn.app.runs import find_checkpoint, import_for_policy
     from robolearn.rl.checkpoint import load_checkpoint
-    from robolearn.rl.policy import act, load_for_env, start_episodes
+    from robolearn.rl.checkpoint_policy import act, load_for_env, start_episodes
 
     if not opts.out.endswith(".npz"):
         raise RobolearnError(f"{opts.out}: a clip is written as .npz")

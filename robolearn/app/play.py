@@ -1,4 +1,4 @@
-"""``robolearn play`` and ``robolearn export``: a trained policy in its task."""
+"""``robolearn play``: a trained policy in its task."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from robolearn.app.runs import (
     find_checkpoint,
     import_for_policy,
     output_dir,
-    pretrained_path,
-    recorded_imports,
 )
 from robolearn.app.session import build_setup, resolve_device_engine
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint
-from robolearn.rl.policy import load_for_env
+from robolearn.rl.checkpoint_policy import load_for_env
 
 
 @dataclasses.dataclass
@@ -39,9 +37,7 @@ class PlayOptions:
     overrides: list[str] = dataclasses.field(default_factory=list)
 
 
-def _env_for_checkpoint(
-    task: str, data: dict, overrides: list[str], other_task: bool = False, **kw
-):
+def env_for_checkpoint(task: str, data: dict, overrides: list[str], other_task: bool = False, **kw):
     """The play variant of the task, with the overrides the checkpoint was trained with;
     ``other_task``: the policy may come from another task (an exported one, whose inputs
     and outputs are checked against the env), whose overrides are then not replayed."""
@@ -92,7 +88,7 @@ def play(opts: PlayOptions, log=print) -> int:
     num_envs = opts.num_envs if opts.num_envs is not None else (256 if opts.eval else None)
     # an exported policy plays on any task that observes what it reads (a variant of its
     # own, for transfer: the rough policy among obstacles); a checkpoint on its own task
-    env, _ = _env_for_checkpoint(
+    env, _ = env_for_checkpoint(
         opts.task, data, opts.overrides, other_task=exported, num_envs=num_envs,
         engine=engine, seed=opts.seed,
     )  # fmt: skip
@@ -216,73 +212,3 @@ class _Clip:
             self.frames.append(self.renderer.frame(0, markers=markers(0)))
         else:
             self.frames.append(self.renderer.grid(list(range(self.envs)), markers_of=markers))
-
-
-def export(
-    checkpoint: str,
-    task: str | None,
-    output: str | None,
-    log=print,
-    as_json: bool = False,
-    log_root: str = "logs",
-    overrides: list[str] | None = None,
-) -> int:
-    from robolearn.app.export import export_policy
-
-    if checkpoint == "pretrained":
-        if not task:
-            raise RobolearnError("--checkpoint pretrained needs --task")
-        path = pretrained_path(task)
-    else:
-        path = Path(checkpoint).expanduser()
-        if path.is_dir():  # a run folder: its latest checkpoint, as play and load_policy
-            from robolearn.app.runs import resolve_checkpoint
-
-            path = resolve_checkpoint(path, None)
-    data = load_checkpoint(path)
-    task = task or data.get("task")
-    if not task:
-        raise RobolearnError(f"{path} does not name its task; pass --task")
-    import_for_policy(task, str(path), log_root)
-    agent = [o for o in overrides or [] if not o.startswith("env.")]
-    if agent:
-        raise RobolearnError(f"export takes env.<path>=<value> overrides only, got {agent[0]!r}")
-    env, setup = _env_for_checkpoint(task, data, list(overrides or []), num_envs=1, engine="cpu")
-    policy, runner, _ = load_for_env(env, path)
-    experiment = setup.agent_cfg.experiment_name
-    out_dir = Path(output) if output else output_dir(path, log_root, experiment) / "exported"
-    recorded = recorded_imports(path)
-    report: dict[str, Any] = export_policy(
-        runner if runner is not None else policy,  # a SHAC checkpoint has no runner
-        env,
-        out_dir,
-        checkpoint=path,
-        iteration=data.get("iterations"),
-        imports={"modules": recorded[0], "path": recorded[1]} if recorded else None,
-    )
-    if as_json:
-        print(json.dumps(report))
-    else:
-        if report["removed_temp"]:
-            log(f"removed {len(report['removed_temp'])} leftover(s) of killed exports")
-        log(f"exported {path} ({task}) to {out_dir}")
-        log(f"  ONNX {report['onnx']} (max |onnx - torch| = {report['onnx_max_abs_diff']:.2e})")
-        log(f"  TorchScript {report['torchscript']}")
-        log(
-            f"  observation {report['obs_dim']} -> action {report['action_dim']}: "
-            f"{report['description']}"
-        )
-        for group, shape in report["images"].items():
-            log(f"  image input {group!r}: (N, {', '.join(map(str, shape))})")
-        if report["recurrent"]:
-            r = report["recurrent"]
-            log(
-                f"  recurrent state ({r['type']}, {r['num_layers']} x {r['hidden_dim']}): "
-                "fed back by the caller, zero at an episode's start (docs/policies.md)"
-            )
-        log(
-            f"  one-observation latency with onnxruntime on this CPU (1 thread): "
-            f"median {report['onnx_latency_us_median']:.0f} us, "
-            f"p99 {report['onnx_latency_us_p99']:.0f} us"
-        )
-    return 0

@@ -25,6 +25,7 @@ from typing import Any
 
 from robolearn.config import load_config, load_yaml
 from robolearn.errors import RobolearnError
+from robolearn.rl.checkpoint import pretrained_path
 from robolearn.rl.config import AgentCfg
 
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
@@ -56,6 +57,9 @@ class RunParams:
     import_path: list[str] = dataclasses.field(default_factory=list)
     """Folders the run's module names were found in, outside the import path (the working
     folder it was started from)."""
+    algo: str | None = None
+    """The learner that trained it (run.yaml's ``algo``; None in runs from before it was
+    recorded, which were PPO's)."""
 
 
 def read_run_params(run_dir: str | os.PathLike) -> RunParams:
@@ -100,6 +104,7 @@ def read_run_params(run_dir: str | os.PathLike) -> RunParams:
         overrides=lists["overrides"],
         imports=lists["imports"],
         import_path=lists["import_path"],
+        algo=run.get("algo") if isinstance(run.get("algo"), str) else None,
     )
 
 
@@ -335,20 +340,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # someone else's live process
         return True
     return True
-
-
-def pretrained_path(task: str) -> Path:
-    """The checkpoint shipped with robolearn for ``task``."""
-    from robolearn.assets import ASSETS_DIR
-
-    path = ASSETS_DIR / "pretrained" / task / "model.pt"
-    if not path.is_file():
-        shipped = sorted(p.parent.name for p in (ASSETS_DIR / "pretrained").glob("*/model.pt"))
-        raise RobolearnError(
-            f"no pretrained checkpoint ships for {task!r}; "
-            f"pretrained tasks: {', '.join(shipped) or 'none'}"
-        )
-    return path
 
 
 def find_checkpoint(

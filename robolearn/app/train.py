@@ -8,35 +8,38 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robolearn.app.agents import make_runner
 from robolearn.app.health import TrainingHealth
-from robolearn.app.memory import require_training_memory
-from robolearn.app.runs import (
-    PARAMS_FORMAT,
-    RunParams,
-    read_run_params,
+from robolearn.app.run_folder import (
+    RunFolder,
+    check_resume_flags,
+    check_wandb,
+    engine_that_ran,
+    pick_run_folder,
+    stop_on_signals,
+    write_params,
 )
+from robolearn.app.runs import PARAMS_FORMAT, RunParams, read_run_params
 from robolearn.app.session import (
     RunContext,
     Setup,
+    build_setup,
     resolve_device_engine,
+    setup_from_run,
     versions,
-)
-from robolearn.app.train_run import (
-    RunFolder,
-    check_resume_flags,
-    engine_that_ran,
-    pick_run_folder,
-    setup_for,
-    stop_on_signals,
-    write_params,
 )
 from robolearn.errors import RobolearnError
 from robolearn.registry import import_roots
 from robolearn.rl import distributed
 from robolearn.rl.checkpoint import load_checkpoint
-from robolearn.rl.config import compile_problem
-from robolearn.rl.runner import Runner, StopRequest
+from robolearn.rl.learner import (
+    DEFAULT,
+    Algorithm,
+    Learner,
+    LearnerContext,
+    StopRequest,
+    algorithm,
+    algorithm_of,
+)
 
 
 @dataclasses.dataclass
@@ -67,21 +70,15 @@ class TrainOptions:
     overrides: list[str] = dataclasses.field(default_factory=list)
     imports: list[str] = dataclasses.field(default_factory=list)
     """``--import`` modules, recorded in params/run.yaml for ``--from``."""
-    algo: str = "ppo"
-    """``ppo`` (rsl-rl's) or ``shac`` (the differentiable learner,
-    :mod:`robolearn.app.train_shac`)."""
+    algo: str | None = None
+    """The learner (:data:`robolearn.rl.learner.ALGORITHMS`); None: the resumed or
+    ``--from`` run's, else PPO."""
 
 
 def train(opts: TrainOptions, log=print) -> int:
     """Run training; returns the exit status."""
     if opts.logger not in (None, "tensorboard", "wandb"):
         raise RobolearnError(f"unknown logger {opts.logger!r}; valid: tensorboard, wandb")
-    if opts.algo not in ("ppo", "shac"):
-        raise RobolearnError(f"unknown --algo {opts.algo!r}; valid: ppo, shac")
-    if opts.algo == "shac":
-        from robolearn.app.train_shac import train_shac
-
-        return train_shac(opts, log)
     source = None
     if opts.from_run is not None:
         if opts.resume:
@@ -99,24 +96,84 @@ def train(opts: TrainOptions, log=print) -> int:
     elif not opts.task:
         raise RobolearnError("--task is required (or --from a run folder)")
     check_resume_flags(opts)
-    engine = resolve_device_engine(opts.device, opts.engine)
+    algo = _algorithm(opts, source.algo if source is not None else None, "the --from run")
     # Every flag and override is checked before a process group starts or a file is written.
-    checked = setup_for(opts, engine, None, None, source)
-    engine = checked.env_cfg.sim.engine
-    ctx = RunContext(opts.task, engine, log)
+    checked = _configs(opts, algo, None, source)
+    ctx = RunContext(opts.task, checked.env_cfg.sim.engine, log)
     if opts.distributed:
         ctx.dist, ctx.engine, ctx.threads = distributed.initialize(
-            distributed.from_environment(), engine, opts.dist_timeout
+            distributed.from_environment(), ctx.engine, opts.dist_timeout
         )
         ctx.monitor = distributed.Monitor(ctx.dist, opts.dist_timeout)
         if not ctx.dist.is_main:
             ctx.log = _silent
     try:
-        return _train(opts, source, checked.agent_cfg.experiment_name, ctx)
+        return _train(opts, algo, checked, source, ctx)
     except distributed.RankError as exc:
         raise RobolearnError(f"rank {ctx.dist.rank}: the job cannot continue: {exc}") from exc
     finally:
         distributed.shutdown()
+
+
+def _algorithm(opts: TrainOptions, recorded: str | None, where: str) -> Algorithm:
+    """The run's learner: ``--algo``, else the one ``where`` (a ``--from`` run, a resumed
+    checkpoint) recorded, else PPO; refusing the flags it does not take. A ``--algo``
+    other than the recorded one is an error: the checkpoint's state is that learner's."""
+    if recorded is not None and opts.algo is not None and opts.algo != recorded:
+        raise RobolearnError(
+            f"{where} was trained with --algo {recorded}; leave out --algo {opts.algo}"
+        )
+    algo = algorithm(opts.algo or recorded or DEFAULT)
+    for flag, given, taken in (
+        ("--distributed", opts.distributed, algo.takes_ranks),
+        ("--video", opts.video, algo.takes_video),
+        ("--logger wandb", opts.logger == "wandb", algo.takes_wandb),
+    ):
+        if given and not taken:
+            raise RobolearnError(algo.refusal(flag))
+    return algo
+
+
+def _configs(
+    opts: TrainOptions,
+    algo: Algorithm,
+    resume_data: dict[str, Any] | None,
+    source: RunParams | None,
+) -> Setup:
+    """The run's configs, resolved and validated: the task's (or the ``--from`` run's) with
+    the learner's overrides, the user's (after those a resumed run started with) and the
+    flags; the checkpoint's seed and env count unless the flags say."""
+    overrides = algo.overrides(list(opts.overrides))
+    seed, num_envs = opts.seed, opts.num_envs
+    if resume_data is not None:
+        overrides = list(resume_data.get("overrides", [])) + overrides
+        seed = resume_data.get("seed") if seed is None else seed
+        num_envs = num_envs or resume_data.get("num_envs")
+    flags = {
+        "num_envs": num_envs,
+        "engine": algo.engine(resolve_device_engine(opts.device, opts.engine)),
+        "seed": seed,
+        "max_iterations": opts.max_iterations,
+    }
+    if source is not None:
+        # a copy: the check before the run folder exists and the run itself both start
+        # from the configs as loaded
+        setup = setup_from_run(copy.deepcopy(source), overrides, **flags)
+    else:
+        setup = build_setup(opts.task, overrides, **flags)
+    if opts.logger is not None:
+        setup.agent_cfg.logger = opts.logger
+    algo.check(setup.agent_cfg)
+    done = int(resume_data["iterations"]) if resume_data is not None else 0
+    if resume_data is not None and setup.agent_cfg.max_iterations <= done:
+        raise RobolearnError(
+            f"the checkpoint has {done} iterations done, and max_iterations is "
+            f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
+            f"{done}"
+        )
+    if setup.agent_cfg.logger == "wandb":
+        check_wandb()
+    return setup
 
 
 def _silent(*_args, **_kwargs) -> None:
@@ -130,9 +187,10 @@ def _to_stderr(line: str) -> None:
 
 @dataclasses.dataclass
 class _Run:
-    """A training run ready to start: its folder, its configs and its env."""
+    """A training run ready to start: its folder, learner, configs and env."""
 
     folder: RunFolder
+    algo: Algorithm
     setup: Setup
     """The configs the env was built from."""
     started: Setup
@@ -146,13 +204,22 @@ class _Run:
     """The run a ``--from`` run starts from."""
 
 
-def _train(opts: TrainOptions, source: RunParams | None, experiment: str, ctx: RunContext) -> int:
+def _train(
+    opts: TrainOptions,
+    algo: Algorithm,
+    setup: Setup,
+    source: RunParams | None,
+    ctx: RunContext,
+) -> int:
     # A resumed run's configs come from its checkpoint: its folder first. A new run's
-    # folder is made once the env is built and training fits in memory, so that a
-    # refusal, or a kill while allocating, leaves no empty run folder behind.
-    folder = _shared_folder(opts, experiment, ctx) if opts.resume else None
-    resume_data = _load_resume(opts, folder) if folder is not None else None
-    setup = setup_for(opts, ctx.engine, resume_data, folder, source)
+    # folder is made once the env is built, so that a refusal, or a kill while
+    # allocating, leaves no empty run folder behind.
+    folder, resume_data = None, None
+    if opts.resume:
+        folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
+        resume_data = _load_resume(opts, folder)
+        algo = _algorithm(opts, algorithm_of(resume_data).name, str(folder.checkpoint))
+        setup = _configs(opts, algo, resume_data, None)
     base_seed = setup.env_cfg.seed
     if ctx.threads is not None:
         setup.env_cfg.sim.nthread = ctx.threads
@@ -162,11 +229,14 @@ def _train(opts: TrainOptions, source: RunParams | None, experiment: str, ctx: R
         setup.spec, copy.deepcopy(setup.env_cfg), copy.deepcopy(setup.agent_cfg), setup.overrides
     )
     setup.env_cfg.seed = base_seed + ctx.dist.rank  # every rank sees other episodes
-    env = _build_env(setup)
+    from robolearn.env import ManagerBasedRLEnv
+
+    env = ManagerBasedRLEnv(setup.env_cfg)
     if folder is None:
-        folder = _shared_folder(opts, experiment, ctx)
+        folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
     try:
-        return _train_in(opts, _Run(folder, setup, started, env, resume_data, source), ctx)
+        run = _Run(folder, algo, setup, started, env, resume_data, source)
+        return _train_in(opts, run, ctx)
     except BaseException:
         if ctx.dist.is_main:
             folder.discard_if_empty()
@@ -188,18 +258,6 @@ def _shared_folder(opts: TrainOptions, experiment: str, ctx: RunContext) -> RunF
     return folder
 
 
-def _build_env(setup: Setup):
-    """The env, once it is known that training it can run here (a C++ compiler where the
-    networks are compiled; memory for the rollout and the update)."""
-    from robolearn.env import ManagerBasedRLEnv
-
-    env = ManagerBasedRLEnv(setup.env_cfg)
-    if setup.agent_cfg.policy.compile and (problem := compile_problem(str(env.device))):
-        raise RobolearnError(problem)
-    require_training_memory(env, setup.agent_cfg)
-    return env
-
-
 def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
     """Train the run (resumed, or started with its params/ written) to the end or a stop."""
     info, log, env, folder = ctx.dist, ctx.log, run.env, run.folder
@@ -210,57 +268,50 @@ def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
         "num_envs": env.num_envs,
         "world_size": info.world_size,
     }
-    runner = _make_runner(run, ctx, run_info)
+    meta = {**run_info, "robolearn_version": versions().get("robolearn")}
+    learner = run.algo.build(
+        env, run.setup.agent_cfg, LearnerContext(folder.path, meta, info, ctx.monitor)
+    )
     if run.resume_data is not None:
-        runner.restore(run.resume_data)
+        learner.restore(run.resume_data)
         log(
             f"{folder.note}resuming {folder.path} from {folder.checkpoint.name} "
-            f"({runner.iterations} iterations done)"
+            f"({learner.iterations} iterations done)"
         )
     elif info.is_main:
-        ran_on = engine_that_ran(env)
-        source = run.source
-        write_params(
-            folder.path / "params",
-            run.started,
-            {
-                "format": PARAMS_FORMAT,
-                **run_info,
-                "engine": ran_on,
-                "device": str(env.device),
-                **_imports_record(opts, source),
-                "from_run": str(source.run_dir.resolve()) if source is not None else None,
-            },
-            ran_on,
-        )
+        _write_params(opts, run, run_info)
     where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
+    how = learner.describe()
     log(
-        f"training {opts.task}: {env.num_envs} envs{where} on {env.scene.engine.name} "
-        f"({env.device}), run folder {folder.path}"
+        f"training {opts.task}{' ' + how if how else ''}: {env.num_envs} envs{where} on "
+        f"{env.scene.engine.name} ({env.device}), run folder {folder.path}"
     )
     recorder = _video_recorder(opts, env, folder.path) if opts.video and info.is_main else None
-    outcome = _learn(runner, run.setup.agent_cfg.max_iterations, recorder, ctx)
+    outcome = _learn(learner, run, recorder, ctx)
     if info.enabled:
         log(f"policy parameters identical on all {info.world_size} ranks")
     if outcome == "done":
         log(
-            f"done: {runner.iterations} iterations, {runner.env_steps:,} env steps; "
+            f"done: {learner.iterations} iterations, {learner.env_steps:,} env steps; "
             f"checkpoints in {folder.path}"
         )
     return 0
 
 
-def _make_runner(run: _Run, ctx: RunContext, run_info: dict[str, Any]) -> Runner:
-    """The runner of ``run``; its checkpoints record ``run_info`` and the agent config."""
-    meta = {**run_info, "agent": None, "robolearn_version": versions().get("robolearn")}
-    return make_runner(
-        run.env,
-        run.setup.agent_cfg,
-        run_dir=run.folder.path if ctx.dist.is_main else None,
-        meta=meta,
-        dist_info=ctx.dist,
-        monitor=ctx.monitor,
-    )
+def _write_params(opts: TrainOptions, run: _Run, run_info: dict[str, Any]) -> None:
+    """params/: the configs as the run started and how it started (run.yaml)."""
+    ran_on = engine_that_ran(run.env)
+    source = run.source
+    record = {
+        "format": PARAMS_FORMAT,
+        **run_info,
+        "algo": run.algo.name,
+        "engine": ran_on,
+        "device": str(run.env.device),
+        **_imports_record(opts, source),
+        "from_run": str(source.run_dir.resolve()) if source is not None else None,
+    }
+    write_params(run.folder.path / "params", run.started, record, ran_on)
 
 
 def _load_resume(opts: TrainOptions, folder: RunFolder) -> dict[str, Any]:
@@ -289,17 +340,25 @@ def _import_for_record(module: str) -> str:
     return str(Path(module).resolve()) if module.endswith(".py") else module
 
 
-def _learn(runner: Runner, max_iterations: int, recorder, ctx: RunContext) -> str:
+def _learn(learner: Learner, run: _Run, recorder, ctx: RunContext) -> str:
     """Train under the signal handlers and the health checks; a failed collective names the
     rank that failed."""
     stop = StopRequest()
     log, monitor = ctx.log, ctx.monitor
     with stop_on_signals(stop):
         try:
-            warn = _silent if log is _silent else _to_stderr
-            health = TrainingHealth.for_runner(runner, log=warn)
-            outcome = runner.learn(
-                max_iterations, stop=stop, on_step=recorder, log=log, health=health
+            health = TrainingHealth(
+                run.env,
+                log=_silent if log is _silent else _to_stderr,
+                check_nonfinite=run.setup.agent_cfg.check_for_nan,
+                any_rank=monitor.any_true if monitor is not None else None,
+            )
+            outcome = learner.learn(
+                run.setup.agent_cfg.max_iterations,
+                stop=stop,
+                log=log,
+                on_step=recorder,
+                health=health,
             )
         except RuntimeError as exc:
             if monitor is None or isinstance(exc, distributed.RankError):

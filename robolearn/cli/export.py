@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export the checkpoint; returns the exit status."""
-    from robolearn.app.play import export
+    from robolearn.app.export import export
 
     return export(
         args.checkpoint,

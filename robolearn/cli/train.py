@@ -13,9 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a policy",
         description=(
-            "Train a task with PPO. Writes logs/<experiment_name>/<time>_<run_name>/ with the "
-            "resolved configs, checkpoints, TensorBoard scalars and progress.jsonl. Ctrl-C or "
-            "SIGTERM saves a checkpoint and exits; --resume continues it."
+            "Train a task (with PPO unless --algo says). Writes "
+            "logs/<experiment_name>/<time>_<run_name>/ with the resolved configs, "
+            "checkpoints, TensorBoard scalars and progress.jsonl. Ctrl-C or SIGTERM saves "
+            "a checkpoint and exits; --resume continues it."
         ),
         epilog="overrides: env.<path>=<value> or agent.<path>=<value>, e.g. "
         "env.rewards.track_lin_vel_xy.weight=2.0 agent.algorithm.learning_rate=3e-4",
@@ -71,10 +72,9 @@ def _add_start_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
     p.add_argument(
         "--algo",
-        choices=["ppo", "shac"],
-        default="ppo",
-        help="ppo (rsl-rl's PPO, the default) or shac: backpropagate the task's rewards "
-        "through Newton's differentiable physics (docs/differentiable.md)",
+        help="the learner: ppo (rsl-rl's PPO) or shac (backpropagates the task's rewards "
+        "through Newton's differentiable physics, docs/differentiable.md); default: the "
+        "resumed or --from run's, else ppo",
     )
 
 
@@ -129,10 +129,13 @@ def _add_distributed_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train (or start ``--nproc`` ranks that do); returns the exit status. The library
     checks the flags (robolearn.app.train)."""
-    if args.nproc and args.algo == "shac":
+    if args.nproc and args.algo is not None:
         from robolearn.errors import RobolearnError
+        from robolearn.rl.learner import algorithm
 
-        raise RobolearnError("--algo shac runs in one process; leave out --nproc")
+        algo = algorithm(args.algo)
+        if not algo.takes_ranks:
+            raise RobolearnError(algo.refusal("--nproc"))
     if args.nproc:
         from robolearn.app.launch import launch_local
 

@@ -30,6 +30,31 @@ it, and the iterations it was trained for."""
 
 _FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
+PRETRAINED = "pretrained:"
+"""Prefix of a checkpoint setting (``agent.distillation.teacher``, ``agent.init_from``)
+that names a checkpoint shipped with robolearn: ``pretrained:<task>``."""
+
+
+def pretrained_path(task: str) -> Path:
+    """The checkpoint shipped with robolearn for ``task``."""
+    from robolearn.assets import ASSETS_DIR
+
+    path = ASSETS_DIR / "pretrained" / task / "model.pt"
+    if not path.is_file():
+        shipped = sorted(p.parent.name for p in (ASSETS_DIR / "pretrained").glob("*/model.pt"))
+        raise RobolearnError(
+            f"no pretrained checkpoint ships for {task!r}; "
+            f"pretrained tasks: {', '.join(shipped) or 'none'}"
+        )
+    return path
+
+
+def checkpoint_path(spec: str) -> Path:
+    """The checkpoint a setting names: ``pretrained:<task>`` or a path."""
+    if spec.startswith(PRETRAINED):
+        return pretrained_path(spec[len(PRETRAINED) :])
+    return Path(spec).expanduser()
+
 
 def save_checkpoint(path: str | os.PathLike, data: dict[str, Any]) -> None:
     """Save ``data`` to ``path`` via a temp file and a rename: a crash leaves the old file.

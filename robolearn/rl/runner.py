@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -26,28 +26,9 @@ from robolearn.errors import RobolearnError
 from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
+from robolearn.rl.learner import RolloutCheck, StopRequest
 from robolearn.rl.ppo import build_algorithm
 from robolearn.threads import single_threaded, threads_for, update_threads
-
-
-class StopRequest:
-    """Set by a signal handler; the training loop checks it between env steps."""
-
-    def __init__(self) -> None:
-        self.signal_name: str | None = None
-
-    def __bool__(self) -> bool:
-        return self.signal_name is not None
-
-
-class RolloutCheck(Protocol):
-    """What :meth:`Runner.learn` calls between each rollout and its update (the
-    application's :class:`~robolearn.app.health.TrainingHealth`): it may raise to stop
-    training, and returns scalars to log with the iteration's."""
-
-    def after_rollout(self, storage: Any, iteration: int, last_obs: Any) -> dict[str, float]:
-        """Check the rollout of ``iteration`` in PPO's ``storage``."""
-        ...
 
 
 class EpisodeStats:
@@ -168,6 +149,10 @@ class Runner:
         self._update_threads = self._choose_update_threads()
         self._compiled = False
 
+    def describe(self) -> str:
+        """Nothing to add to the run's first line: PPO is the default learner."""
+        return ""
+
     def get_inference_policy(self, device: str | None = None):
         """The policy in evaluation mode on ``device``, for acting (rsl-rl's model: a
         callable from an observation TensorDict to actions)."""
@@ -198,6 +183,7 @@ class Runner:
             "wall_time": self._elapsed(),
             "rng": rng,
             **self.meta,
+            "algo": "ppo",
         }
 
     def save(self, path: str | Path) -> None:

@@ -178,18 +178,18 @@ class PolicyActions(ActionSource):
 
     def __init__(self, env, checkpoint: Path, task: str | None = None) -> None:
         from robolearn.rl.checkpoint import load_checkpoint
-        from robolearn.rl.policy import policy_of
+        from robolearn.rl.checkpoint_policy import policy_of
 
         self.checkpoint = Path(checkpoint)
         data = load_checkpoint(self.checkpoint, map_location=env.device)
         trained = data.get("task")
         if task is not None and trained is not None and trained != task:
             raise RobolearnError(f"{self.checkpoint} is a checkpoint of {trained!r}, not {task!r}")
-        self.policy, self.runner = policy_of(env, data)
+        self.policy = policy_of(env, data)
         self.iteration = int(data.get("iterations", 0))
 
     def __call__(self, env) -> torch.Tensor:
-        from robolearn.rl.policy import act, start_episodes
+        from robolearn.rl.checkpoint_policy import act, start_episodes
         from robolearn.threads import single_threaded
 
         # A viewer's batch is a few envs: on more threads, torch's workers spin against

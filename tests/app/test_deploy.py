@@ -93,11 +93,11 @@ def test_its_observation_and_controls_are_robolearns(task, mjcf):
     term's. The state is the env's after 30 steps of the policy (walking, mid-gait, with a
     command and a last action that are not zero); the quadruped's includes the height
     scan."""
-    from robolearn.rl.policy import act, load_for_env
+    from robolearn.rl.checkpoint_policy import act, load_for_env
 
     folder = pretrained_path(task).parent
     env = flat_env(task)
-    policy, _, _ = load_for_env(env, folder / "model.pt")
+    policy, _ = load_for_env(env, folder / "model.pt")
     for _ in range(30):
         env.step(act(policy, env.obs_buf, 1))
     command = env.command_manager.get_command("base_velocity")[0].double().numpy()

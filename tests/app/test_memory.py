@@ -1,5 +1,5 @@
 """Env counts too large for the machine are refused before anything is allocated
-(robolearn.sim.memory, robolearn.app.memory), with a line that says how much they need."""
+(robolearn.sim.memory, robolearn.rl.ppo_memory), with a line that says how much they need."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ _PEAK = """
 import json, resource, sys
 from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
-from robolearn.app.memory import training_bytes_per_env
+from robolearn.rl.ppo_memory import training_bytes_per_env
 from robolearn.rl.runner import Runner
 from robolearn.app.session import build_setup
 from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env

@@ -25,10 +25,10 @@ def stepped_env():
     """humanoid_walk's play env after 20 steps of the pretrained policy through robolearn's
     runner (the reference), and the reference's actions on its current observations."""
     from robolearn.adapters import make_env
-    from robolearn.rl.policy import act, load_for_env
+    from robolearn.rl.checkpoint_policy import act, load_for_env
 
     env = make_env("humanoid_walk", num_envs=8, engine="cpu", play=True)
-    reference, _, _ = load_for_env(env, SHIPPED / "model.pt")
+    reference, _ = load_for_env(env, SHIPPED / "model.pt")
     for _ in range(20):
         env.step(act(reference, env.obs_buf, env.num_envs))
     return env, act(reference, env.obs_buf, env.num_envs)

@@ -176,7 +176,7 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues(tmp_path):
 
 def test_resumed_runner_starts_from_identical_parameters(trained):
     from robolearn.adapters import make_env
-    from robolearn.rl.policy import build_runner
+    from robolearn.rl.ppo_learner import build_runner
 
     data = load_checkpoint(trained / "model_40.pt")
     env = make_env(TASK, num_envs=8, engine="cpu")
@@ -203,10 +203,10 @@ def test_export_round_trip(trained, tmp_path):
     import onnxruntime as ort
 
     from robolearn.adapters import make_env
-    from robolearn.rl.policy import act, load_for_env
+    from robolearn.rl.checkpoint_policy import act, load_for_env
 
     env = make_env(TASK, num_envs=32, engine="cpu")
-    policy, _, _ = load_for_env(env, trained / "model_40.pt")
+    policy, _ = load_for_env(env, trained / "model_40.pt")
     for _ in range(5):
         env.step(torch.randn(32, 1))
     expected = act(policy, env.obs_buf, 32).numpy()
@@ -558,11 +558,11 @@ def test_pretrained_export_matches_the_checkpoint():
 
     from robolearn.adapters import make_env
     from robolearn.app.runs import pretrained_path
-    from robolearn.rl.policy import act, load_for_env
+    from robolearn.rl.checkpoint_policy import act, load_for_env
 
     path = pretrained_path("humanoid_walk")
     env = make_env("humanoid_walk", num_envs=16, engine="cpu", play=True)
-    policy, _, _ = load_for_env(env, path)
+    policy, _ = load_for_env(env, path)
     for _ in range(10):
         env.step(act(policy, env.obs_buf, 16))
     expected = act(policy, env.obs_buf, 16).numpy()

@@ -13,13 +13,13 @@ from cli_helpers import one_line_error, robolearn_in_process
 from robolearn.tasks import cartpole_balance
 
 from robolearn import load_policy, mdp
-from robolearn.app.agents import make_runner
 from robolearn.app.evaluate import evaluate
 from robolearn.app.export import export_policy
 from robolearn.app.session import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationGroupCfg, ObservationTermCfg
+from robolearn.rl.checkpoint_policy import start_episodes
 from robolearn.rl.config import (
     AgentCfg,
     CnnCfg,
@@ -27,7 +27,7 @@ from robolearn.rl.config import (
     PolicyCfg,
     RecurrentCfg,
 )
-from robolearn.rl.policy import start_episodes
+from robolearn.rl.ppo_learner import make_runner, runner_policy
 
 
 def cartpole_env(num_envs: int, blind: bool = False, seed: int = 1) -> ManagerBasedRLEnv:
@@ -116,7 +116,9 @@ def test_recurrent_state_is_reset_where_episodes_end_and_exports_agree(tmp_path)
     runner.learn(2, log=lambda _: None)
     ckpt = tmp_path / "model_2.pt"
     runner.save(ckpt)
-    report = export_policy(runner, env, tmp_path / "exported", checkpoint=ckpt, iteration=2)
+    report = export_policy(
+        runner_policy(runner), env, tmp_path / "exported", checkpoint=ckpt, iteration=2
+    )
     assert report["recurrent"] == {"type": "lstm", "num_layers": 2, "hidden_dim": 16}
     desc = json.loads((tmp_path / "exported" / "policy.json").read_text())
     assert desc["network"]["inputs"] == ["obs", "h_in", "c_in"]
@@ -207,7 +209,9 @@ def test_image_groups_are_frame_stacks_the_cnn_reads(depth_run):
 
 def test_a_cnn_policy_exports_and_loads_with_its_images(depth_run):
     env, runner, out = depth_run
-    report = export_policy(runner, env, out / "exported", checkpoint=out / "model_2.pt")
+    report = export_policy(
+        runner_policy(runner), env, out / "exported", checkpoint=out / "model_2.pt"
+    )
     assert report["images"] == {"depth": [3, 64, 64]}
     obs = {k: v.clone() for k, v in env.observation_manager.compute(False).items()}
     expected = runner.get_inference_policy()(
@@ -347,7 +351,7 @@ def test_the_blind_student_trains_plays_and_exports_from_the_shipped_teacher(tmp
     assert runner.alg.teacher_loaded
     runner.learn(2, log=lambda _: None)
     runner.save(tmp_path / "model_2.pt")
-    report = export_policy(runner, env, tmp_path / "exported")
+    report = export_policy(runner_policy(runner), env, tmp_path / "exported")
     assert report["obs_dim"] == 45 and report["recurrent"]["type"] == "lstm"
     policy = load_policy(tmp_path / "exported" / "policy.onnx")
     assert policy.obs_groups == ["policy"]

@@ -16,6 +16,7 @@ from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationTermCfg, RewardTermCfg
 from robolearn.registry import get_task
+from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.config import ShacCfg
 from robolearn.rl.shac import DifferentiableRollout, ShacLearner
 from robolearn.scene import NewtonCfg, SimCfg
@@ -157,14 +158,21 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
         "agent.shac.horizon=8", "env.sim.newton.substeps=2",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "training cartpole_balance with SHAC: 8 envs on newton-cpu (featherstone" in out.stdout
+    assert "training cartpole_balance with SHAC (featherstone" in out.stdout
+    assert ": 8 envs on newton-cpu (cpu)" in out.stdout
     (run,) = (tmp_path / TASK).iterdir()
     assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_2.pt"]
     records = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
     assert [r["env_steps"] for r in records] == [64, 128]
-    out = robolearn("train", *common, "--max_iterations", "3", "--resume")
+    # the checkpoint says which learner resumes it: naming another is an error, none is fine
+    ppo = [a if a != "shac" else "ppo" for a in common]
+    out = robolearn("train", *ppo, "--max_iterations", "3", "--resume")
+    assert out.returncode == 2 and "was trained with --algo shac" in out.stderr, out.stderr
+    without = [a for a in common if a not in ("--algo", "shac")]
+    out = robolearn("train", *without, "--max_iterations", "3", "--resume")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "(2 iterations done)" in out.stdout and (run / "model_3.pt").is_file()
+    assert load_checkpoint(run / "model_3.pt")["algo"] == "shac"
     out = robolearn("export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]
     onnx = run / "exported" / "policy.onnx"
@@ -176,7 +184,6 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     assert json.loads(out.stdout.splitlines()[-1])["episodes"] == 4
     # the exported file acts as the checkpoint's actor does (its mean action)
     from robolearn import load_policy
-    from robolearn.rl.checkpoint import load_checkpoint
     from robolearn.rl.config import ShacCfg as Cfg
     from robolearn.rl.shac import ShacActor
 

@@ -13,11 +13,11 @@ import torch
 from robolearn.tasks import quadruped_walk_rough_obstacles as task
 
 from robolearn import mdp
-from robolearn.app.agents import make_runner
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import EventTermCfg
 from robolearn.render.video import EnvRenderer
+from robolearn.rl.ppo_learner import make_runner
 from robolearn.scene import EntityCfg
 
 

@@ -1,15 +1,11 @@
-"""What every training run shares, whichever learner trains it: its configs from the task,
-the overrides and the flags; its run folder (new, or the one to resume); the params/ it
-writes; and the signal handling that turns Ctrl-C or SIGTERM into a checkpoint and a clean
-exit. ``robolearn train`` (:mod:`robolearn.app.train`, PPO) and ``robolearn train --algo
-shac`` (:mod:`robolearn.app.train_shac`) both build on it. ``opts`` below is a
-:class:`~robolearn.app.train.TrainOptions`.
+"""A training run's folder and what it writes there, whichever learner trains it: the run
+folder (new, or the one to resume), the params/ it writes, and the signal handling that
+turns Ctrl-C or SIGTERM into a checkpoint and a clean exit (:mod:`robolearn.app.train`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import shutil
 import signal
@@ -17,16 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from robolearn.app.runs import (
-    RunParams,
     create_run_dir,
     remove_stale_temp_files,
     resolve_checkpoint,
     resolve_run,
 )
-from robolearn.app.session import Setup, build_setup, setup_from_run, versions
+from robolearn.app.session import Setup, versions
 from robolearn.config import save_config, save_yaml
 from robolearn.errors import RobolearnError
-from robolearn.rl.runner import StopRequest
+from robolearn.rl.learner import StopRequest
 
 
 def check_resume_flags(opts: Any) -> None:
@@ -89,47 +84,6 @@ def pick_run_folder(opts: Any, experiment: str) -> RunFolder:
     if removed:
         note += f"removed {len(removed)} unfinished checkpoint write(s) of a killed run; "
     return RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
-
-
-def setup_for(
-    opts: Any,
-    engine,
-    resume_data,
-    folder: RunFolder | None,
-    source: RunParams | None = None,
-) -> Setup:
-    """The run's configs: the task with the overrides (after the ones a resumed run started
-    with), the flags, and the checkpoint's seed and env count unless the flags say; with
-    ``source`` (``--from``), that run's configs with the overrides and flags on top."""
-    overrides, seed, num_envs = list(opts.overrides), opts.seed, opts.num_envs
-    if resume_data is not None:
-        overrides = list(resume_data.get("overrides", [])) + overrides
-        seed = resume_data.get("seed") if seed is None else seed
-        num_envs = num_envs or resume_data.get("num_envs")
-    flags = {
-        "num_envs": num_envs,
-        "engine": engine,
-        "seed": seed,
-        "max_iterations": opts.max_iterations,
-    }
-    if source is not None:
-        # a copy: the check before the run folder exists and the run itself both start
-        # from the configs as loaded
-        setup = setup_from_run(copy.deepcopy(source), overrides, **flags)
-    else:
-        setup = build_setup(opts.task, overrides, **flags)
-    if opts.logger is not None:
-        setup.agent_cfg.logger = opts.logger
-    done = int(resume_data["iterations"]) if resume_data is not None else 0
-    if resume_data is not None and setup.agent_cfg.max_iterations <= done:
-        raise RobolearnError(
-            f"{folder.checkpoint.name} has {done} iterations done, and max_iterations is "
-            f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
-            f"{done}"
-        )
-    if setup.agent_cfg.logger == "wandb":
-        check_wandb()
-    return setup
 
 
 def engine_that_ran(env) -> str:

@@ -1,0 +1,217 @@
+"""SHAC as a learner of the run driver (``robolearn train --algo shac``).
+
+The same run folder as a PPO run (``model_<iteration>.pt`` checkpoints written atomically,
+progress.jsonl with the same keys where they mean the same), the same resume and signal
+handling; one process (SHAC's rollout is one differentiable program: no torchrun ranks).
+The engine is Newton's, built for gradients: ``newton`` on a GPU machine, else
+``newton-cpu``, with the Featherstone solver unless an override names a solver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.files import json_safe
+from robolearn.rl.checkpoint import save_checkpoint
+from robolearn.rl.config import AgentCfg, ShacCfg
+from robolearn.rl.learner import (
+    Algorithm,
+    CheckpointPolicy,
+    LearnerContext,
+    RolloutCheck,
+    StopRequest,
+)
+from robolearn.rl.shac.learner import ShacActor, ShacLearner
+
+
+class SHAC(Algorithm):
+    """Short-horizon actor-critic through Newton's differentiable physics."""
+
+    name = "shac"
+    takes_ranks = False
+    takes_video = False
+    takes_wandb = False
+
+    def engine(self, chosen: str | None) -> str:
+        """A Newton engine: ``newton`` where CUDA is, else ``newton-cpu``, when the flags
+        chose none; any other engine is refused."""
+        if chosen is None:
+            return "newton" if torch.cuda.is_available() else "newton-cpu"
+        if not str(chosen).startswith("newton"):
+            raise RobolearnError(
+                f"--algo shac trains through Newton's differentiable solvers; engine "
+                f"{chosen!r} has none: use --engine newton-cpu (or newton on a GPU)"
+            )
+        return chosen
+
+    def overrides(self, overrides: list[str]) -> list[str]:
+        """Newton's model built for gradients, on Featherstone unless the user's overrides
+        name a solver (theirs come last, so theirs hold)."""
+        ours = ["env.sim.newton.differentiable=true"]
+        if not any(o.startswith("env.sim.newton.solver=") for o in overrides):
+            ours.append("env.sim.newton.solver=featherstone")
+        return [*ours, *(o for o in overrides if o not in ours)]
+
+    def check(self, agent_cfg: AgentCfg) -> None:
+        agent_cfg.shac.validate()
+
+    def refusal(self, flag: str) -> str:
+        if flag == "--logger wandb":
+            return "--algo shac logs to progress.jsonl only; leave out --logger wandb"
+        if flag in ("--nproc", "--distributed"):
+            return f"--algo shac runs in one process; leave out {flag}"
+        return f"--algo shac does not take {flag} (PPO's runs do)"
+
+    def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> ShacRun:
+        env.reset()
+        learner = ShacLearner(env, agent_cfg.shac, agent_cfg.max_iterations)
+        meta = {**ctx.meta, "agent": dataclasses.asdict(agent_cfg)}
+        return ShacRun(learner, agent_cfg.save_interval, ctx.run_dir, meta)
+
+    def policy(self, env: Any, data: dict[str, Any]) -> CheckpointPolicy:
+        cfg = ShacCfg(**{**data["agent"]["shac"], "horizon": 1})
+        obs_dim = env.observation_manager.group_dims["policy"]
+        actor = ShacActor(obs_dim, env.action_manager.total_action_dim, cfg).to(env.device)
+        try:
+            actor.load_state_dict(data["model"]["actor"])
+        except RuntimeError as exc:
+            raise RobolearnError(
+                f"the checkpoint's policy does not fit this env "
+                f"({str(exc).splitlines()[0][:200]}); was it trained with other settings?"
+            ) from exc
+        actor.eval()
+        meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
+        return CheckpointPolicy(
+            lambda obs: actor(obs["policy"], deterministic=True), actor, ["policy"], meta
+        )
+
+
+class ShacRun:
+    """A :class:`ShacLearner` in a run: its checkpoints, progress lines and stops."""
+
+    def __init__(self, learner: ShacLearner, save_interval: int, run_dir, meta: dict) -> None:
+        self.learner = learner
+        self.save_interval = save_interval
+        self.run_dir = run_dir
+        self.meta = {**meta, "algo": SHAC.name}
+        self.wall_before = 0.0
+        """Training seconds of earlier sessions of this run."""
+        self._start = time.perf_counter()
+
+    @property
+    def iterations(self) -> int:
+        return self.learner.iteration
+
+    @property
+    def env_steps(self) -> int:
+        return self.learner.env_steps
+
+    def describe(self) -> str:
+        engine = self.learner.env.scene.engine
+        return f"with SHAC ({engine.solver_name}, {engine.substeps} solver steps per physics step)"
+
+    def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
+        self.learner.load_state_dict(data["model"])
+        if training_state:
+            self.wall_before = float(data.get("wall_time", 0.0))
+
+    def save(self) -> None:
+        if self.run_dir is None:
+            return
+        data = {
+            **self.meta,
+            "iterations": self.learner.iteration,
+            "env_steps": self.learner.env_steps,
+            "model": self.learner.state_dict(),
+            "wall_time": self.wall_before + time.perf_counter() - self._start,
+        }
+        save_checkpoint(self.run_dir / f"model_{self.learner.iteration}.pt", data)
+
+    def learn(
+        self,
+        max_iterations: int,
+        stop: StopRequest,
+        log: Callable[[str], None],
+        on_step: Callable[[int], None] | None = None,
+        health: RolloutCheck | None = None,
+    ) -> str:
+        """Train to ``max_iterations``; SHAC checks its own updates (a non-finite gradient
+        skips the step), so ``health``, made for rollouts stored for an update, is unused."""
+        learner, horizon = self.learner, self.learner.cfg.horizon
+        self._start = time.perf_counter()
+        shown, hinted = "-", False
+        while learner.iteration < max_iterations:
+            tick = time.perf_counter()
+            figures = learner.learn_iteration()
+            seconds = time.perf_counter() - tick
+            if not math.isnan(figures["mean_return"]):
+                shown = f"{figures['mean_return']:.2f}"
+            self._append_progress(figures, seconds, self.wall_before + tick - self._start)
+            log(
+                f"it {learner.iteration}/{max_iterations}  "
+                f"{horizon * learner.env.num_envs / seconds / 1000:.2f}k steps/s  "
+                f"reward {shown}  grad {figures['grad_norm']:.2g}"
+            )
+            hinted = hinted or _hint_if_capped(figures["capped_share"], learner.env.cfg)
+            if learner.iteration % self.save_interval == 0:
+                self.save()
+            if stop:
+                self.save()
+                log(f"{stop.signal_name}: saved model_{learner.iteration}.pt; --resume continues")
+                return "stopped"
+        self.save()
+        return "done"
+
+    def _append_progress(self, figures: dict[str, float], seconds: float, wall: float) -> None:
+        if self.run_dir is None:
+            return
+        learner = self.learner
+        record = {
+            "iteration": learner.iteration,
+            "env_steps": learner.env_steps,
+            "wall_time": wall + seconds,
+            "Train/mean_reward": figures["mean_return"],
+            "Train/mean_episode_length": figures["mean_episode_length"],
+            "Train/mean_step_reward": figures["mean_step_reward"],
+            "Perf/env_steps_per_s": learner.cfg.horizon * learner.env.num_envs / max(seconds, 1e-9),
+            "Loss/actor": figures["actor_loss"],
+            "Loss/value_function": figures["value_loss"],
+            "Loss/actor_grad_norm": figures["grad_norm"],
+            "Loss/capped_step_share": figures["capped_share"],
+            "Policy/mean_std": figures["noise_std"],
+        }
+        line = json.dumps(json_safe(record), allow_nan=False) + "\n"
+        path = self.run_dir / "progress.jsonl"
+        try:
+            with open(path, "a") as f:
+                f.write(line)
+        except OSError as exc:
+            raise RobolearnError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _hint_if_capped(share: float, env_cfg) -> bool:
+    """Say once, on stderr, when most steps' gradients hit ``max_step_gain``: stiff
+    friction, which a softer coefficient cures (docs/differentiable.md)."""
+    if share <= 0.5:
+        return False
+    tip = ""
+    if env_cfg.sim.newton.friction_stiffness is None:
+        tip = (
+            "; Newton's stiff default friction does this: try env.sim.newton.friction_stiffness=100"
+        )
+    print(
+        f"note: the gradients of {share:.0%} of this iteration's env steps were capped by "
+        f"agent.shac.max_step_gain{tip} (docs/differentiable.md)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return True
