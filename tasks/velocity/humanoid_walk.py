@@ -28,8 +28,8 @@ from robolearn.tasks.velocity.robots import humanoid_flat_cfg
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.registry import TaskSpec, register_task
 
-env_cfg = humanoid_flat_cfg
-agent_cfg = biped_agent_cfg
+env_cfg = humanoid_flat_cfg  # in velocity/robots.py: humanoid_walk_rough starts from it
+agent_cfg = biped_agent_cfg  # in velocity/biped.py: the G1's tasks train with it too
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
