@@ -12,6 +12,9 @@ from robolearn.scene import SceneCfg
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 
+STANDING_HEIGHT = 0.30
+"""The trunk's height above flat ground in the ``stand`` keyframe (m)."""
+
 
 def quadruped_scene() -> SceneCfg:
     """The quadruped on flat ground, starting from the ``stand`` keyframe."""

@@ -41,6 +41,13 @@ JOINTS = (
 )
 FEET = ("left_ankle_roll_link", "right_ankle_roll_link")
 
+STANDING_HEIGHT = 0.74
+"""The pelvis's height above flat ground in the config's default pose (m)."""
+
+NUM_ENVS = 1024
+"""The env count the G1's tasks train with by default, walking (g1_walk) and imitating
+clips (g1_track) alike."""
+
 MIRROR = JointMirrorCfg(
     pairs={f"left_{j}_joint": f"right_{j}_joint" for j in LEG + ARM},
     flip=(".*_roll_joint", ".*_yaw_joint"),

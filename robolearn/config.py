@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import functools
 import importlib
+import importlib.util
 import inspect
 import math
 import os
@@ -294,14 +295,75 @@ def _import_name(obj: Any) -> str:
     return f"{module}:{qualname}" if module and qualname else repr(obj)
 
 
-MOVED = {
-    "robolearn.managers.action": "robolearn.mdp.actions",
-    "robolearn.managers.command": "robolearn.mdp.commands",
-    "robolearn.mdp.events": "robolearn.mdp.motor_events",
+def _family_moves(family: str, modules: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """``robolearn.tasks.<old>`` -> the modules of ``robolearn.tasks.<family>`` its names
+    live in now, for each old module and the new module names listed in ``modules``."""
+    return {
+        f"robolearn.tasks.{old}": tuple(f"robolearn.tasks.{family}.{new}" for new in homes)
+        for old, homes in modules.items()
+    }
+
+
+MOVED: dict[str, tuple[str, ...]] = {
+    "robolearn.managers.action": ("robolearn.mdp.actions",),
+    "robolearn.managers.command": ("robolearn.mdp.commands",),
+    "robolearn.mdp.events": ("robolearn.mdp.motor_events",),
+    # tasks grouped by family (docs/design-decisions.md, "Tasks grouped by family")
+    **_family_moves(
+        "velocity",
+        {
+            "velocity": ("recipe", "rough"),
+            "humanoid_walk": ("humanoid_walk", "biped"),
+            "humanoid_walk_rough": ("humanoid_walk_rough", "biped"),
+            "g1_walk": ("g1_walk",),
+            "g1_walk_rough": ("g1_walk_rough",),
+            "quadruped_walk": ("quadruped_walk", "quadruped"),
+            "quadruped_walk_motors": ("quadruped_walk_motors",),
+            "quadruped_walk_rough": ("quadruped_walk_rough", "quadruped"),
+            "quadruped_walk_rough_blind": ("quadruped_walk_rough_blind",),
+            "quadruped_walk_rough_obstacles": ("quadruped_walk_rough_obstacles",),
+            "go2_walk": ("go2_walk",),
+            "go2_walk_rough": ("go2_walk_rough",),
+        },
+    ),
+    **_family_moves(
+        "tracking",
+        {
+            "tracking": ("recipe",),
+            "motions": ("motions",),
+            "g1_track": ("g1_track",),
+            "humanoid_track": ("humanoid_track",),
+        },
+    ),
+    **_family_moves(
+        "manipulation",
+        {
+            "manipulation": ("recipe",),
+            "panda_reach": ("panda_reach",),
+            "panda_lift": ("panda_lift",),
+            "panda_open_drawer": ("panda_open_drawer",),
+        },
+    ),
+    **_family_moves(
+        "classic",
+        {
+            "cartpole_balance": ("cartpole_balance",),
+            "cartpole_balance_depth": ("cartpole_balance_depth",),
+        },
+    ),
+    # a function that moved under a new name: its one new home, module:qualname
+    "robolearn.tasks.humanoid_walk_rough:terrain": (
+        "robolearn.tasks.velocity.biped:biped_terrain",
+    ),
 }
-"""Modules some saved names lived in, and where those names live now: the concrete action
-and command terms moved to the term library, and the run folders written before keep
-loading (``params/``, ``--from``, ``play``); so did the motor randomizations."""
+"""Modules some saved names lived in, and where those names live now, searched in order;
+the run folders written before keep loading (``params/``, ``--from``, ``play``). The
+concrete action and command terms moved to the term library, the motor randomizations to
+their own module, and the tasks into a package per family: ``robolearn.tasks.humanoid_walk``
+no longer exists (its task is ``robolearn.tasks.velocity.humanoid_walk``, what g1_walk
+shared with it ``robolearn.tasks.velocity.biped``), and ``robolearn.tasks.velocity`` is a
+package whose recipe is in ``.recipe``. A ``module:qualname`` key is one name that moved
+under another name."""
 
 
 def _import(path: Any, where: str) -> Any:
@@ -309,8 +371,7 @@ def _import(path: Any, where: str) -> Any:
     if not isinstance(path, str) or ":" not in path:
         raise RobolearnError(f"{where}: {path!r} is not an import path (module:qualname)")
     module_name, _, qualname = path.partition(":")
-    if module_name in MOVED and not _has_name(module_name, qualname):
-        module_name = MOVED[module_name]
+    module_name, qualname = _new_home(module_name, qualname)
     if "<" in qualname:  # <lambda>, <locals>: Python cannot import them by name
         raise RobolearnError(
             f"{where}: {path!r} is a lambda or a function defined inside another, which "
@@ -332,8 +393,37 @@ def _import(path: Any, where: str) -> Any:
     return obj
 
 
+def _new_home(module_name: str, qualname: str) -> tuple[str, str]:
+    """Where a saved ``module:qualname`` lives now (:data:`MOVED`): the module itself while
+    it still defines the name, else the first of its new homes that does. A name found
+    nowhere keeps its module (the first new home, where the old one is gone), so that the
+    error names the module it was looked for in."""
+    renamed = MOVED.get(f"{module_name}:{qualname}")
+    if renamed:
+        new_module, _, new_qualname = renamed[0].partition(":")
+        return new_module, new_qualname
+    homes = MOVED.get(module_name)
+    if not homes or _has_name(module_name, qualname):
+        return module_name, qualname
+    for home in homes:
+        if _has_name(home, qualname):
+            return home, qualname
+    return (module_name if _exists(module_name) else homes[0]), qualname
+
+
+def _exists(module_name: str) -> bool:
+    """Whether ``module_name`` can be found, without running it (its packages above are
+    imported); False where it or a package above it is gone."""
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _has_name(module_name: str, qualname: str) -> bool:
-    """Whether ``module_name`` (importable) defines the top of ``qualname``."""
+    """Whether ``module_name`` exists and defines the top of ``qualname``."""
+    if not _exists(module_name):
+        return False
     return hasattr(importlib.import_module(module_name), qualname.split(".")[0])
 
 

@@ -1,4 +1,4 @@
-"""Write robolearn's own motion clips into assets/motions (see robolearn.tasks.motions).
+"""Write robolearn's own motion clips into assets/motions (see robolearn.tasks.tracking.motions).
 
     python scripts/make_motions.py            # all four
     python scripts/make_motions.py g1_squat   # one
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from robolearn.tasks.motions import SQUATS, WALK_COMMAND, WALKS, squat_keyframes
+from robolearn.tasks.tracking.motions import SQUATS, WALK_COMMAND, WALKS, squat_keyframes
 
 from robolearn.app.motion import RecordOptions, record, robot_scene
 from robolearn.motion import clip_from_keyframes, plausibility_problems, save_clip

@@ -130,6 +130,100 @@ def test_the_check_sees_an_upward_import():
     assert robolearn.__name__ == "robolearn"
 
 
+# ---- tasks: a task imports its family, never another task ------------------------------
+
+
+def task_modules() -> set[str]:
+    """The task modules (``tasks.velocity.g1_walk``): those ``tasks/__init__.py`` imports,
+    which register the shipped tasks."""
+    tree = ast.parse((package_dirs()["tasks"] / "__init__.py").read_text())
+    return {
+        f"{node.module.removeprefix('robolearn.')}.{alias.name}"
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("robolearn.tasks.")
+        for alias in node.names
+    }
+
+
+def imported_modules(tree: ast.AST, known: set[str]) -> list[tuple[int, str]]:
+    """(line, module under robolearn) of every import, at the top, inside functions and
+    under TYPE_CHECKING alike; ``from robolearn.x import y`` is ``x.y`` where that is one
+    of the ``known`` modules, else ``x``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            dotted = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            dotted = [
+                f"{node.module}.{a.name}"
+                if f"{node.module}.{a.name}".removeprefix("robolearn.") in known
+                else node.module
+                for a in node.names
+            ]
+        else:
+            continue
+        found += [
+            (node.lineno, d.removeprefix("robolearn."))
+            for d in dotted
+            if d.startswith("robolearn.")
+        ]
+    return found
+
+
+def sideways_imports(name: str, tree: ast.AST, known: set[str], tasks: set[str]) -> list[str]:
+    """The imports of the tasks module ``name`` (``tasks.<family>...``) that break the
+    family rule: any task module, or any module of another family. A task, a recipe and
+    the family's other modules import their own family's non-task modules, ``robolearn.envs``
+    and the framework only."""
+    family = ".".join(name.split(".")[:2])
+    bad = []
+    for line, target in imported_modules(tree, known):
+        if target.split(".")[0] != "tasks":
+            continue
+        if target in tasks or not (target == family or target.startswith(family + ".")):
+            bad.append(f"{line}: robolearn.{target}")
+    return bad
+
+
+def test_tasks_import_their_family_never_another_task():
+    known = {name for name, _ in modules()}
+    tasks = task_modules()
+    found = []
+    for name, file in modules():
+        if name.startswith("tasks."):
+            for where in sideways_imports(name, ast.parse(file.read_text()), known, tasks):
+                found.append(f"{file}:{where} (robolearn.{name})")
+    assert not found, "tasks importing another task or family:\n" + "\n".join(found)
+
+
+def test_the_task_modules_are_the_ones_that_register_tasks():
+    registering = set()
+    for name, file in modules():
+        for node in ast.parse(file.read_text()).body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if isinstance(call, ast.Call) and ast.unparse(call.func).startswith("register_"):
+                registering.add(name)
+    assert registering == task_modules()
+    assert {"tasks.velocity.g1_walk", "tasks.classic.cartpole_balance"} <= registering
+
+
+def test_the_family_check_sees_a_sideways_import():
+    known = {"tasks.velocity.g1_walk", "tasks.velocity.recipe", "tasks.tracking.recipe"}
+    tasks = {"tasks.velocity.g1_walk"}
+
+    def bad(source: str) -> list[str]:
+        return sideways_imports("tasks.velocity.g1_walk_rough", ast.parse(source), known, tasks)
+
+    assert bad("from robolearn.tasks.velocity import g1_walk") == [
+        "1: robolearn.tasks.velocity.g1_walk"
+    ]
+    assert bad("def f():\n    import robolearn.tasks.tracking.recipe\n") == [
+        "2: robolearn.tasks.tracking.recipe"
+    ]
+    assert bad("from robolearn.tasks.velocity.recipe import COMMAND") == []
+    assert bad("from robolearn.envs.unitree_g1 import g1_scene\nfrom robolearn import mdp") == []
+
+
 # ---- no circles, no long functions ------------------------------------------------------
 
 

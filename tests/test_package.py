@@ -117,6 +117,7 @@ def test_wheel_ships_assets_under_robolearn_and_no_top_level_tasks(wheel):
     assert "robolearn/assets/humanoid/humanoid.xml" in names
     assert "robolearn/assets/humanoid/scene.xml" in names
     assert "robolearn/envs/humanoid.py" in names and "robolearn/tasks/__init__.py" in names
+    assert "robolearn/tasks/velocity/g1_walk.py" in names  # the families' packages too
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"robolearn"}
 

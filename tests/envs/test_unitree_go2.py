@@ -12,7 +12,7 @@ import pytest
 import torch
 from cli_helpers import VENDOR_GO2, one_line_error, robolearn, robolearn_in_process, walks
 from robolearn.envs import unitree_go2
-from robolearn.tasks import go2_walk
+from robolearn.tasks.velocity import go2_walk
 
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError

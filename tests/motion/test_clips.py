@@ -222,7 +222,7 @@ def test_plausibility_finds_joints_out_of_range_and_feet_through_the_floor(human
 
 
 def test_a_keyframed_squat_keeps_its_feet_planted_on_the_floor(humanoid):
-    from robolearn.tasks.motions import HUMANOID_JOINTS, squat_keyframes
+    from robolearn.tasks.tracking.motions import HUMANOID_JOINTS, squat_keyframes
 
     default = {"left_knee": 0.6, "right_knee": 0.6}
     clip = clip_from_keyframes(
@@ -272,7 +272,7 @@ def test_the_shipped_clips_are_plausible_on_their_robots(name):
 
 @pytest.mark.parametrize("name", ["g1_squat", "humanoid_squat"])
 def test_the_shipped_squats_are_what_the_keyframes_make(name):
-    from robolearn.tasks.motions import SQUATS, squat_keyframes
+    from robolearn.tasks.tracking.motions import SQUATS, squat_keyframes
 
     from robolearn.app.motion import robot_scene
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from cli_helpers import one_line_error, robolearn_in_process
-from robolearn.tasks import cartpole_balance
+from robolearn.tasks.classic import cartpole_balance
 
 from robolearn import load_policy, mdp
 from robolearn.app.evaluate import evaluate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from robolearn.envs.quadruped import quadruped_scene
-from robolearn.tasks import quadruped_walk
+from robolearn.tasks.velocity import quadruped_walk
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv

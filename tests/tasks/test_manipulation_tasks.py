@@ -11,7 +11,8 @@ import math
 import pytest
 import torch
 from robolearn.envs.franka_panda import BASE, TCP
-from robolearn.tasks import cartpole_balance, panda_lift, panda_open_drawer
+from robolearn.tasks.classic import cartpole_balance
+from robolearn.tasks.manipulation import panda_lift, panda_open_drawer
 
 from robolearn.app.evaluate import evaluate
 from robolearn.env import ManagerBasedRLEnv, SuccessTermCfg

@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 import torch
-from robolearn.tasks import quadruped_walk_rough_obstacles as task
+from robolearn.tasks.velocity import quadruped_walk_rough_obstacles as task
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv

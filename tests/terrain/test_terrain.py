@@ -336,7 +336,7 @@ def test_an_inf_in_a_terrain_range_override_is_read_as_a_number_and_refused(tmp_
 
 
 def test_terrain_needs_are_clear_errors():
-    from robolearn.tasks import quadruped_walk
+    from robolearn.tasks.velocity import quadruped_walk
 
     cfg = quadruped_walk.env_cfg()
     cfg.scene.num_envs = 2

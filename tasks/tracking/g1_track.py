@@ -1,11 +1,11 @@
 """g1_track: a Unitree G1 imitates motion clips (the BeyondMimic recipe of
-``tasks/tracking.py``).
+``tracking/recipe.py``).
 
 The clips are robolearn's own (``assets/motions``): ``g1_walk.npz``, ten seconds of the
 shipped g1_walk policy walking forward and turning, recorded from the simulator at 50 Hz;
 and ``g1_squat.npz``, a squat with an arm swing authored from keyframes
-(``robolearn.tasks.motions``). ``g1_track`` tracks the walk; ``g1_track_squat`` the squat;
-any clip of the G1 drives either (``env.commands.motion.motion_files=[PATH,...]``, a
+(``robolearn.tasks.tracking.motions``). ``g1_track`` tracks the walk; ``g1_track_squat`` the
+squat; any clip of the G1 drives either (``env.commands.motion.motion_files=[PATH,...]``, a
 robolearn npz; ``robolearn motion convert`` makes one from a retargeted CSV).
 
 BeyondMimic's anchor (the torso) and its 14 tracked bodies; every joint driven around the
@@ -15,10 +15,9 @@ default pose (0.5 rad per unit of action), on the G1's robot config and g1_walk'
 
 from __future__ import annotations
 
-from robolearn.envs.unitree_g1 import g1_scene
-from robolearn.tasks.g1_walk import NUM_ENVS
-from robolearn.tasks.tracking import register_tracking_tasks, tracking_env_cfg
-from robolearn.tasks.velocity import CAPPED_SOLVER
+from robolearn.envs import CAPPED_SOLVER
+from robolearn.envs.unitree_g1 import NUM_ENVS, g1_scene
+from robolearn.tasks.tracking.recipe import register_tracking_tasks, tracking_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.scene import SimCfg

@@ -1,12 +1,11 @@
 """cartpole_balance_depth: balance the pole seeing only depth images of it.
 
-cartpole_balance's physics, rewards and resets, but the actor sees no joint state: it sees
-the last 3 frames of a 64x64 depth camera fixed beside the rail, as nearness (the frames
-stacked as channels, so that motion shows), and its own last action, through a CNN
-encoder. The critic
-reads the true joint state (an asymmetric actor-critic: the critic only serves training,
-and a state critic learns values in far fewer samples than one from pixels). The cart
-must stay within +-1.5 m, which keeps it in the camera's view.
+cartpole_balance's physics, rewards and resets (``classic/cartpole.py``), but the actor sees
+no joint state: it sees the last 3 frames of a 64x64 depth camera fixed beside the rail, as
+nearness (the frames stacked as channels, so that motion shows), and its own last action,
+through a CNN encoder. The critic reads the true joint state (an asymmetric actor-critic:
+the critic only serves training, and a state critic learns values in far fewer samples than
+one from pixels). The cart must stay within +-1.5 m, which keeps it in the camera's view.
 
 At 64x64 a pixel is about 5 cm wide where the pole swings: the 5 cm pole is one pixel.
 """
@@ -16,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from robolearn.tasks import cartpole_balance
+from robolearn.tasks.classic.cartpole import balance_env_cfg
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -53,7 +52,7 @@ def camera() -> CameraCfg:
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = cartpole_balance.env_cfg()
+    cfg = balance_env_cfg()
     cfg.scene = replace(cfg.scene, num_envs=64, sensors={"camera": camera()})
     state = cfg.observations["policy"]
     cfg.observations = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from robolearn.envs.franka_panda import ARM, BASE, TCP, panda_scene
-from robolearn.tasks.manipulation import (
+from robolearn.tasks.manipulation.recipe import (
     arm_joint_action,
     panda_agent_cfg,
     panda_sim,

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from robolearn.tasks import quadruped_walk_rough
-from robolearn.tasks.velocity import velocity_agent_cfg
+from robolearn.tasks.velocity.quadruped import rough_quadruped_play
+from robolearn.tasks.velocity.recipe import velocity_agent_cfg
+from robolearn.tasks.velocity.robots import quadruped_rough_cfg
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -64,11 +65,11 @@ def with_obstacles(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    return with_obstacles(quadruped_walk_rough.env_cfg())
+    return with_obstacles(quadruped_rough_cfg())
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return with_obstacles(quadruped_walk_rough.play_env_cfg())
+    return with_obstacles(rough_quadruped_play(quadruped_rough_cfg()))
 
 
 def agent_cfg() -> AgentCfg:

@@ -1,4 +1,4 @@
-"""The motion-tracking family: a humanoid imitates motion clips (the BeyondMimic recipe).
+"""The motion-tracking family's recipe: a humanoid imitates motion clips (BeyondMimic's).
 
 Each env follows a clip from a sampled start (:class:`~robolearn.mdp.MotionCommandCfg`:
 adaptive sampling toward the stretches where episodes fail), started in the clip's own state

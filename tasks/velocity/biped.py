@@ -1,30 +1,18 @@
-"""humanoid_walk: the robolearn humanoid follows base velocity commands on flat ground.
+"""What a biped adds to the velocity recipe: humanoid_walk's changes, for any two-legged robot.
 
-The velocity family's recipe (``tasks/velocity.py``; the shape of Isaac Lab's H1 flat
-velocity task: yaw-frame velocity tracking with exponential kernels, posture and smoothness
-penalties, falls terminate), changed where that made learning fast enough for a 2-core CPU
-(docs/humanoid_walk.md):
-
-* a gait clock: each env carries a phase (period 0.8 s), the policy observes its sine and
-  cosine, and a reward asks the left foot to be down in the first half of the cycle and the
-  right foot in the second (both down when standing), with a swing-height penalty;
-* the policy drives the legs and the waist (13 joints); the arms hold their pose under their
-  own position control;
-* physics at 100 Hz (dt 0.01 s, implicitfast) with the policy at 50 Hz, where 200 Hz
-  physics gave the same walking at half the throughput;
-* PPO trains on every sample and its left-right mirror image, the update in bf16 where the
-  hardware has it, and yaw-rate tracking weighs as much as linear tracking: the walking
-  thresholds in 3.7-4.3M env steps instead of 9.8M.
-
-Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
+A gait clock (each env carries a phase; the policy observes its sine and cosine, and a
+reward asks the feet to alternate), a privileged critic (the base height and which feet
+touch, noise-free), posture rewards, the randomization, PPO on every sample and its mirror
+image, and the gentler terrain mix of the bipeds' rough tasks. humanoid_walk and g1_walk
+(and their rough variants) are the recipe through :func:`biped_terms`; these lived in
+humanoid_walk's module, and g1_walk imported it, so a change there changed g1_walk unseen.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from robolearn.envs.humanoid import LEG_JOINTS, humanoid_scene
-from robolearn.tasks.velocity import (
+from robolearn.tasks.velocity.recipe import (
     COMMAND,
     body_mass,
     foot_friction,
@@ -33,8 +21,6 @@ from robolearn.tasks.velocity import (
     reset_base,
     velocity_agent_cfg,
     velocity_command,
-    velocity_env_cfg,
-    velocity_play_cfg,
 )
 
 from robolearn import mdp
@@ -46,10 +32,9 @@ from robolearn.managers import (
     RewardTermCfg,
     TerminationTermCfg,
 )
-from robolearn.mdp import GaitPhaseCommandCfg, JointPositionActionCfg
-from robolearn.registry import TaskSpec, register_task
+from robolearn.mdp import GaitPhaseCommandCfg
 from robolearn.rl.config import AgentCfg
-from robolearn.scene import SimCfg
+from robolearn.terrain import SubTerrainCfg, TerrainCfg
 
 GAIT = {
     "gait_phase": ObservationTermCfg(func=mdp.generated_commands, params={"command_name": "gait"})
@@ -68,19 +53,6 @@ def biped_observations(noisy: bool) -> dict[str, ObservationGroupCfg]:
         "policy": policy_observations(noisy, extra=dict(GAIT)),
         "critic": ObservationGroupCfg(terms=critic),
     }
-
-
-def env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = velocity_env_cfg(humanoid_scene(), base_body="torso", contact_bodies=["pelvis", "torso"])
-    # MuJoCo Warp sizes its constraint buffer from the model's initial state (qpos0); a
-    # humanoid lying on the floor uses more rows than that, so leave room.
-    cfg.sim = SimCfg(physics_dt=0.01, njmax=128)
-    cfg.decimation = 2
-    # Legs and waist; the arms hold their default pose under their own position control.
-    cfg.actions["joint_pos"] = JointPositionActionCfg(
-        actuators=[*LEG_JOINTS, "waist_yaw"], scale=0.5
-    )
-    return biped_terms(cfg, base_body="torso", standing_height=0.73, min_height=0.45)
 
 
 def biped_terms(
@@ -162,11 +134,9 @@ def biped_rewards(
     }
 
 
-def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return velocity_play_cfg(env_cfg())
-
-
-def agent_cfg() -> AgentCfg:
+def biped_agent_cfg() -> AgentCfg:
+    """The family's PPO for a biped: 1000 iterations, the privileged critic's own
+    observation group, and every sample's mirror image in the update."""
     cfg = velocity_agent_cfg()
     cfg.max_iterations = 1000
     cfg.obs_groups = {"actor": ["policy"], "critic": ["critic"]}
@@ -178,15 +148,21 @@ def agent_cfg() -> AgentCfg:
     return cfg
 
 
-register_task(
-    TaskSpec(
-        name="humanoid_walk",
-        description=(
-            "Humanoid (21 joints, 13 driven) walks on velocity commands on flat ground; "
-            "learns to walk in about 7 minutes on 2 CPU cores"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
+def biped_terrain() -> TerrainCfg:
+    """A biped's rough terrain, gentler than the quadruped's (a biped on stairs is the hard
+    case of the family): 10 levels of flat, rough ground (bumps up to 4 cm), slopes up and
+    down (to 0.25) and stairs up and down (steps 2-8 cm)."""
+    return TerrainCfg(
+        sub_terrains={
+            "flat": SubTerrainCfg("flat", proportion=0.2),
+            "random_rough": SubTerrainCfg("random_rough", proportion=0.2, range=(0.01, 0.04)),
+            "pyramid_slope": SubTerrainCfg("pyramid_slope", proportion=0.15, range=(0.0, 0.25)),
+            "pyramid_slope_inv": SubTerrainCfg(
+                "pyramid_slope_inv", proportion=0.15, range=(0.0, 0.25)
+            ),
+            "pyramid_stairs": SubTerrainCfg("pyramid_stairs", proportion=0.15, range=(0.02, 0.08)),
+            "pyramid_stairs_inv": SubTerrainCfg(
+                "pyramid_stairs_inv", proportion=0.15, range=(0.02, 0.08)
+            ),
+        }
     )
-)

@@ -23,7 +23,7 @@ from robolearn.envs.franka_panda import (
     TCP,
     panda_scene,
 )
-from robolearn.tasks.manipulation import (
+from robolearn.tasks.manipulation.recipe import (
     arm_joint_action,
     panda_agent_cfg,
     panda_sim,

@@ -30,7 +30,7 @@ from robolearn.envs.franka_panda import (
     TCP,
     panda_scene,
 )
-from robolearn.tasks.manipulation import (
+from robolearn.tasks.manipulation.recipe import (
     ARM_ACTUATORS,
     arm_joint_action,
     panda_agent_cfg,

@@ -17,7 +17,8 @@ gearing is 1.5x slower).
 
 from __future__ import annotations
 
-from robolearn.tasks import quadruped_walk
+from robolearn.tasks.velocity.quadruped import quadruped_agent_cfg, quadruped_play
+from robolearn.tasks.velocity.robots import quadruped_flat_cfg
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -64,7 +65,7 @@ def sim_to_real_events() -> dict[str, EventTermCfg]:
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    cfg = quadruped_walk.env_cfg()
+    cfg = quadruped_flat_cfg()
     cfg.scene.actuators = {"legs": MOTORS}
     cfg.events |= sim_to_real_events()
     policy = cfg.observations["policy"].terms
@@ -75,7 +76,10 @@ def env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return quadruped_walk.quadruped_play(env_cfg())
+    return quadruped_play(env_cfg())
+
+
+agent_cfg = quadruped_agent_cfg
 
 
 register_task(
@@ -87,7 +91,7 @@ register_task(
             "encoder bias, IMU tilt and latency, action noise)"
         ),
         env_cfg=env_cfg,
-        agent_cfg=quadruped_walk.agent_cfg,
+        agent_cfg=agent_cfg,
         play_env_cfg=play_env_cfg,
     )
 )

@@ -1,17 +1,18 @@
 """humanoid_track: robolearn's humanoid imitates motion clips (the recipe of
-``tasks/tracking.py``).
+``tracking/recipe.py``).
 
 Clips: ``assets/motions/humanoid_walk.npz``, ten seconds of the shipped humanoid_walk
 policy, recorded at 50 Hz; ``humanoid_squat.npz``, a keyframed squat with an arm swing
-(``robolearn.tasks.motions``). ``humanoid_track`` tracks the walk, ``humanoid_track_squat``
-the squat. The anchor is the torso; the tracked bodies the pelvis, hips, shins, feet, torso,
-upper arms and forearms; all 21 joints driven around the ``stand`` pose.
+(``robolearn.tasks.tracking.motions``). ``humanoid_track`` tracks the walk,
+``humanoid_track_squat`` the squat. The anchor is the torso; the tracked bodies the pelvis,
+hips, shins, feet, torso, upper arms and forearms; all 21 joints driven around the ``stand``
+pose.
 """
 
 from __future__ import annotations
 
 from robolearn.envs.humanoid import humanoid_scene
-from robolearn.tasks.tracking import register_tracking_tasks, tracking_env_cfg
+from robolearn.tasks.tracking.recipe import register_tracking_tasks, tracking_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.scene import SimCfg

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import copy
 
-from robolearn.tasks import quadruped_walk_rough
+from robolearn.tasks.velocity.quadruped import rough_quadruped_play
+from robolearn.tasks.velocity.robots import quadruped_rough_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.registry import TaskSpec, register_task
@@ -36,11 +37,11 @@ def blind(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    return blind(quadruped_walk_rough.env_cfg())
+    return blind(quadruped_rough_cfg())
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return blind(quadruped_walk_rough.play_env_cfg())
+    return blind(rough_quadruped_play(quadruped_rough_cfg()))
 
 
 def agent_cfg() -> AgentCfg:

@@ -1,11 +1,11 @@
-"""The velocity-tracking task family: a legged robot follows (vx, vy, yaw rate) commands.
+"""The velocity family's recipe: a legged robot follows (vx, vy, yaw rate) commands.
 
 Not a task itself: :func:`velocity_env_cfg` is the shared recipe (Isaac Lab's and
 legged_gym's flat locomotion shape), and each robot's task is that recipe plus what
 differs for the robot: its scene, the bodies whose contact ends an episode, weights,
-heights, extra terms. ``quadruped_walk`` is the recipe with a handful of changes;
-``humanoid_walk`` changes more (a gait clock, a privileged critic). A new robot's task is
-a short file (docs/writing-a-task.md shows one for a robot that is not ours):
+heights, extra terms. What a kind of robot adds lives beside it (``quadruped.py``,
+``biped.py``), and ``rough.py`` turns a flat task rough. A new robot's task is a short
+file (docs/writing-a-task.md shows one for a robot that is not ours):
 
     def env_cfg():
         cfg = velocity_env_cfg(robot_scene("my_robot.xml", feet=".*_foot"), base_body="base")
@@ -17,13 +17,11 @@ Every function returns new config objects, so a task may change its copy freely.
 
 from __future__ import annotations
 
-import copy
 import sys
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import (
-    CurriculumTermCfg,
     EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
@@ -36,7 +34,6 @@ from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import SceneCfg
 from robolearn.scene.models import resolve_model_path
 from robolearn.sim import load_spec
-from robolearn.terrain import TerrainCfg
 
 COMMAND = "base_velocity"
 """The name of the velocity command every term of the family reads."""
@@ -163,14 +160,6 @@ CONTROL_DT = 0.02
 """The family's policy period, s: 50 Hz, legged_gym's and Isaac Lab's rate."""
 
 
-CAPPED_SOLVER = {"cone": "pyramidal", "impratio": 1.0, "iterations": 10, "ls_iterations": 20}
-"""The solver settings for a real robot's model (``SimCfg(**CAPPED_SOLVER)``), mjlab's
-budget: the elliptic cone at impratio 100 and the uncapped iterations that Menagerie's and
-Unitree's Go2 files ship cost 2.2 times the physics step on a CPU (BENCHMARKS.md, section
-17) for grip that a walking gait does not need. The sim-to-sim check runs a policy on the
-vendor's own settings."""
-
-
 def velocity_env_cfg(
     scene: SceneCfg,
     base_body: str,
@@ -268,51 +257,3 @@ def velocity_agent_cfg() -> AgentCfg:
         algorithm=PpoAlgorithmCfg(learning_rate=1e-3, entropy_coef=0.01),
         policy=PolicyCfg(actor_hidden_dims=(128, 128, 128), critic_hidden_dims=(128, 128, 128)),
     )
-
-
-# ---- rough terrain --------------------------------------------------------------------------
-
-
-def height_scan(
-    standing_height: float, size: tuple[float, float] = (1.6, 1.0), noise: float = 0.02
-) -> ObservationTermCfg:
-    """The ground around the base (a ``size`` m grid every 0.1 m, in the heading frame), as
-    heights below the base relative to ``standing_height`` (0 on flat ground when standing),
-    clipped to +-1 m, scaled by 5 (legged_gym's scale), with +-``noise`` m noise."""
-    return ObservationTermCfg(
-        func=mdp.height_scan,
-        params={"size": size, "resolution": 0.1, "offset": standing_height},
-        noise=uniform_noise(-noise, noise),
-        clip=(-1.0, 1.0),
-        scale=5.0,
-    )
-
-
-def make_rough(
-    cfg: ManagerBasedRLEnvCfg,
-    terrain: TerrainCfg,
-    scan: ObservationTermCfg,
-) -> ManagerBasedRLEnvCfg:
-    """A flat task of the family turned rough (``cfg`` is changed and returned): the
-    terrain in place of the floor, the height scan last in every observation group (the
-    critic's without noise), a terrain curriculum (legged_gym's rule, logged as
-    ``Curriculum/terrain_levels``), and an end to episodes that near the terrain's edge."""
-    cfg.scene.terrain = terrain
-    for group in cfg.observations.values():
-        # The noise applies only in groups with enable_corruption (the policy's in training).
-        group.terms["height_scan"] = copy.deepcopy(scan)
-    cfg.curriculum["terrain_levels"] = CurriculumTermCfg(
-        func=mdp.terrain_levels, params={"command_name": COMMAND}
-    )
-    cfg.terminations["out_of_bounds"] = TerminationTermCfg(func=mdp.terrain_out_of_bounds)
-    return cfg
-
-
-def rough_play_cfg(cfg: ManagerBasedRLEnvCfg) -> ManagerBasedRLEnvCfg:
-    """The play variant of a rough task: :func:`velocity_play_cfg`, with the envs spread
-    over every level of the terrain (``env.scene.terrain.level=`` and ``.sub_terrain=``
-    pin one) and no curriculum moving them."""
-    velocity_play_cfg(cfg)
-    if cfg.scene.terrain is not None:
-        cfg.scene.terrain.max_init_level = cfg.scene.terrain.num_rows - 1
-    return cfg

@@ -1,7 +1,7 @@
 """go2_walk_rough: go2_walk on generated terrain, with a height scan.
 
-go2_walk's recipe (``tasks/go2_walk.py``) made rough as quadruped_walk_rough makes
-quadruped_walk (``tasks/quadruped_walk_rough.py``): the same 10 x 10 grid of flat, rough,
+go2_walk's config (``velocity/robots.py``) made rough as quadruped_walk_rough makes
+quadruped_walk's (``velocity/quadruped.py``): the same 10 x 10 grid of flat, rough,
 slopes, stairs and obstacles (the Go2's legs are about as long as our quadruped's), a
 terrain curriculum over the rows, the ground around the trunk as 187 heights (1.6 m x
 1.0 m every 0.1 m) seen by the policy and the critic, heading commands, and a fifth of the
@@ -10,7 +10,12 @@ flat task's flat-orientation penalty.
 
 from __future__ import annotations
 
-from robolearn.tasks import go2_walk, quadruped_walk_rough
+from robolearn.tasks.velocity.quadruped import (
+    rough_quadruped,
+    rough_quadruped_agent_cfg,
+    rough_quadruped_play,
+)
+from robolearn.tasks.velocity.robots import go2_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.registry import TaskSpec, register_task
@@ -20,11 +25,14 @@ STANDING_HEIGHT = 0.278
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    return quadruped_walk_rough.rough_quadruped(go2_walk.env_cfg(), STANDING_HEIGHT)
+    return rough_quadruped(go2_flat_cfg(), STANDING_HEIGHT)
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
-    return quadruped_walk_rough.rough_quadruped_play(env_cfg())
+    return rough_quadruped_play(env_cfg())
+
+
+agent_cfg = rough_quadruped_agent_cfg
 
 
 register_task(
@@ -35,7 +43,7 @@ register_task(
             "rough, obstacles) with a height scan and a terrain curriculum"
         ),
         env_cfg=env_cfg,
-        agent_cfg=quadruped_walk_rough.agent_cfg,
+        agent_cfg=agent_cfg,
         play_env_cfg=play_env_cfg,
     )
 )

@@ -1,0 +1,35 @@
+"""cartpole_balance: keep a pole upright by pushing its cart, starting from a random tilt.
+
+Small enough to learn in a minute on a laptop CPU: the test suite trains it.
+"""
+
+from __future__ import annotations
+
+from robolearn.tasks.classic.cartpole import balance_env_cfg
+
+from robolearn.registry import TaskSpec, register_task
+from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
+
+env_cfg = balance_env_cfg  # in classic/cartpole.py: cartpole_balance_depth starts from it
+
+
+def agent_cfg() -> AgentCfg:
+    return AgentCfg(
+        num_steps_per_env=16,
+        max_iterations=150,
+        save_interval=50,
+        algorithm=PpoAlgorithmCfg(learning_rate=1e-3, num_mini_batches=4, entropy_coef=0.005),
+        policy=PolicyCfg(actor_hidden_dims=(32, 32), critic_hidden_dims=(32, 32)),
+    )
+
+
+register_task(
+    TaskSpec(
+        name="cartpole_balance",
+        description=(
+            "Balance a pole on a cart from a random tilt (+-45 deg); learns in a minute on CPU."
+        ),
+        env_cfg=env_cfg,
+        agent_cfg=agent_cfg,
+    )
+)
