@@ -55,7 +55,7 @@ def __getattr__(name: str):
     light (no torch, rsl-rl or onnxruntime). The package's one upward import, allowed by
     name in tests/test_layers.py: the root re-exports the public policy API."""
     if name == "load_policy":
-        from robolearn.app.policy_api import load_policy
+        from robolearn.app.load_policy import load_policy
 
         return load_policy
     raise AttributeError(f"module 'robolearn' has no attribute {name!r}")

@@ -40,7 +40,7 @@ LAYERS = [
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 # Upward imports allowed by name: the package root re-exports the public policy API,
 # lazily (robolearn.load_policy), as its one entry point above the bottom layer.
-ALLOWED = {("__init__", "app.policy_api")}
+ALLOWED = {("__init__", "app.load_policy")}
 
 
 def rank(module: str) -> int | None:

@@ -37,8 +37,8 @@ import numpy as np
 import torch
 
 from robolearn import mdp
+from robolearn.app.exported_nets import NetSpec, network_of, run_network
 from robolearn.app.play import env_for_checkpoint
-from robolearn.app.policy_nets import NetSpec, network_of, run_network
 from robolearn.app.runs import (
     import_for_policy,
     output_dir,

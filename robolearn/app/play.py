@@ -54,7 +54,7 @@ def env_for_checkpoint(task: str, data: dict, overrides: list[str], other_task: 
 def _exported_policy(path: Path, env):
     """An exported policy (ONNX, TorchScript) as play's policy, after checking that it reads
     what ``env`` observes and writes its actions."""
-    from robolearn.app.policy_api import load_policy
+    from robolearn.app.load_policy import load_policy
 
     policy = load_policy(path, device=env.device)
     dims = env.observation_manager.group_dims
@@ -71,7 +71,7 @@ def _exported_policy(path: Path, env):
 
 
 def play(opts: PlayOptions, log=print) -> int:
-    from robolearn.app.policy_api import policy_kind, read_description
+    from robolearn.app.load_policy import policy_kind, read_description
 
     engine = resolve_device_engine(opts.device, opts.engine)
     import_for_policy(opts.task, opts.checkpoint, opts.log_root)

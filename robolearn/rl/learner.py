@@ -176,6 +176,13 @@ class Algorithm:
         """A checkpoint's policy (``data``, as loaded) acting on ``env``."""
         raise NotImplementedError
 
+    def actor(self, data: dict[str, Any], where: str) -> tuple[torch.nn.Module, list[str], int]:
+        """(the checkpoint's actor as a module of its observations, the observation groups
+        it reads in order, the action width), built from ``data`` alone, without an env:
+        what ``robolearn.load_policy`` runs and an export traces. ``where`` names the file
+        in errors."""
+        raise NotImplementedError
+
     def refusal(self, flag: str) -> str:
         """The error for a flag this learner does not take."""
         return f"--algo {self.name} does not take {flag}"

@@ -193,6 +193,9 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     obs = torch.randn(16, 4)
     exported = load_policy(onnx)
     assert torch.allclose(exported({"policy": obs}), actor(obs, deterministic=True), atol=1e-5)
+    # and load_policy takes the checkpoint itself, as it takes a PPO one
+    checkpoint = load_policy(run / "model_3.pt")
+    assert torch.allclose(checkpoint({"policy": obs}), actor(obs, deterministic=True), atol=1e-5)
 
 
 @pytest.mark.parametrize(

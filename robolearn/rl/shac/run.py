@@ -78,21 +78,38 @@ class SHAC(Algorithm):
         return ShacRun(learner, agent_cfg.save_interval, ctx.run_dir, meta)
 
     def policy(self, env: Any, data: dict[str, Any]) -> CheckpointPolicy:
-        cfg = ShacCfg(**{**data["agent"]["shac"], "horizon": 1})
+        actor, groups, action_dim = self.actor(data, "the checkpoint")
         obs_dim = env.observation_manager.group_dims["policy"]
-        actor = ShacActor(obs_dim, env.action_manager.total_action_dim, cfg).to(env.device)
-        try:
-            actor.load_state_dict(data["model"]["actor"])
-        except RuntimeError as exc:
+        if actor.obs_norm.mean.numel() != obs_dim or action_dim != env.num_actions:
             raise RobolearnError(
-                f"the checkpoint's policy does not fit this env "
-                f"({str(exc).splitlines()[0][:200]}); was it trained with other settings?"
-            ) from exc
-        actor.eval()
+                f"the checkpoint's policy does not fit this env (it reads "
+                f"{actor.obs_norm.mean.numel()} observations and writes {action_dim} actions; "
+                f"the env has {obs_dim} and {env.num_actions}); was it trained with other "
+                "settings?"
+            )
+        actor = actor.to(env.device)
         meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
         return CheckpointPolicy(
-            lambda obs: actor(obs["policy"], deterministic=True), actor, ["policy"], meta
+            lambda obs: actor(obs["policy"], deterministic=True), actor, groups, meta
         )
+
+    def actor(self, data: dict[str, Any], where: str) -> tuple[ShacActor, list[str], int]:
+        """The actor, sized by its weights: the normalizer's width is the observation's,
+        the noise's the action's."""
+        state = data["model"].get("actor") or {}
+        settings = (data.get("agent") or {}).get("shac")
+        if "log_std" not in state or "obs_norm.mean" not in state or settings is None:
+            raise RobolearnError(f"{where}: the SHAC checkpoint holds no actor")
+        cfg = ShacCfg(**{**settings, "horizon": 1})
+        obs_dim, action_dim = state["obs_norm.mean"].numel(), state["log_std"].numel()
+        actor = ShacActor(obs_dim, action_dim, cfg)
+        try:
+            actor.load_state_dict(state)
+        except RuntimeError as exc:
+            raise RobolearnError(
+                f"{where}: the actor cannot be rebuilt ({str(exc).splitlines()[0][:200]})"
+            ) from exc
+        return actor.eval(), ["policy"], action_dim
 
 
 class ShacRun:

@@ -193,7 +193,7 @@ def test_import_robolearn_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["True", "robolearn.app.policy_api"]
+    assert out.stdout.split() == ["True", "robolearn.app.load_policy"]
 
 
 def _of_schema_4(shipped: dict, fresh: dict) -> tuple[dict, dict]:

@@ -16,9 +16,7 @@ Three shapes of network, by what the actor is (rsl-rl's ``MLPModel``, ``CNNModel
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,51 +226,3 @@ def run_network(net, spec: NetSpec, inputs: dict[str, torch.Tensor]) -> tuple:
         return (net(obs, [inputs[g] for g, _ in spec.images]),)
     out = net(inputs["obs"], *state)
     return out if isinstance(out, tuple) else (out,)
-
-
-# ---- rebuilding an actor from a checkpoint -----------------------------------------------
-
-
-def actor_of_checkpoint(data: dict[str, Any], where: str):
-    """(rsl-rl's actor model with the checkpoint's weights, its observation groups, the
-    action width): the student of a distillation. Image and recurrent actors need the
-    observation shapes the checkpoint records (``obs_shapes``, since robolearn's image
-    groups); an MLP's or RNN's width is read off its first layer where they are not."""
-    from rsl_rl.models import CNNModel, MLPModel, RNNModel
-    from tensordict import TensorDict
-
-    agent = data["agent"]
-    role = "student" if "student" in agent else "actor"
-    cfg = dict(agent.get(role) or {})
-    class_name = cfg.pop("class_name", "MLPModel")
-    classes = {"MLPModel": MLPModel, "CNNModel": CNNModel, "RNNModel": RNNModel}
-    if class_name not in classes:
-        raise RobolearnError(f"{where}: load_policy runs {', '.join(classes)}; not {class_name}")
-    state = data["model"].get(f"{role}_state_dict", {})
-    layers = sorted(
-        (int(key.split(".")[1]), value)
-        for key, value in state.items()
-        if key.startswith("mlp.") and key.endswith(".weight")
-    )
-    if not layers:
-        raise RobolearnError(f"{where}: the checkpoint holds no actor MLP")
-    action_dim = int(layers[-1][1].shape[0])
-    groups = list((agent.get("obs_groups") or {}).get(role) or ["policy"])
-    shapes = data.get("obs_shapes")
-    if shapes:
-        sample = TensorDict({g: torch.zeros(1, *shapes[g]) for g in groups}, batch_size=[1])
-        obs_groups = {role: groups}
-    elif class_name in ("MLPModel", "RNNModel"):  # the first layer says the width
-        first = state.get("rnn.rnn.weight_ih_l0", layers[0][1])
-        sample = TensorDict({"obs": torch.zeros(1, int(first.shape[1]))}, batch_size=[1])
-        obs_groups = {role: ["obs"]}
-    else:
-        raise RobolearnError(f"{where}: a {class_name} checkpoint that records no obs_shapes")
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints what it builds
-            model = classes[class_name](sample, obs_groups, role, action_dim, **cfg)
-        model.load_state_dict(state, strict=True)
-    except (RuntimeError, TypeError, ValueError, KeyError) as exc:
-        reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc)
-        raise RobolearnError(f"{where}: the actor cannot be rebuilt ({reason})") from exc
-    return model.eval(), groups, action_dim

@@ -1,6 +1,6 @@
 """``robolearn.load_policy``: one callable for every form a trained policy takes.
 
-A policy is stored three ways: an rsl-rl checkpoint (``model_<N>.pt``, written by
+A policy is stored three ways: a checkpoint (``model_<N>.pt``, written by
 training; it holds the actor and its running observation normalizer), and the two files
 ``robolearn export`` writes for a robot's computer, TorchScript (``policy.pt``) and ONNX
 (``policy.onnx``), with the normalizer folded in. All three compute the same function, and
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from robolearn.app.policy_nets import NetSpec
+from robolearn.app.exported_nets import NetSpec
 from robolearn.errors import RobolearnError
 from robolearn.files import sha256_of
 from robolearn.rl.checkpoint import load_checkpoint
@@ -33,7 +33,7 @@ KINDS = ("checkpoint", "torchscript", "onnx")
 """What :attr:`Policy.kind` may be."""
 
 _KNOWN = (
-    "an rsl-rl checkpoint (model_<N>.pt), TorchScript (policy.pt), ONNX (policy.onnx), "
+    "a training checkpoint (model_<N>.pt), TorchScript (policy.pt), ONNX (policy.onnx), "
     "a run folder or pretrained:<task>"
 )
 
@@ -177,7 +177,7 @@ def load_policy(
     """A trained policy as a callable from observations to actions.
 
     Args:
-        path_or_run: an rsl-rl checkpoint (``model_<N>.pt``), a TorchScript file
+        path_or_run: a training checkpoint (``model_<N>.pt``), a TorchScript file
             (``policy.pt``) or an ONNX file (``policy.onnx``) from ``robolearn export``, a
             run folder (its latest checkpoint), or ``pretrained:<task>`` (the checkpoint
             robolearn ships for the task).
@@ -269,10 +269,11 @@ def policy_kind(path: Path) -> str:
 def _load_checkpoint(path: Path, device: torch.device):
     """The checkpoint's actor as the exported graph computes it (normalizer, encoders, MLP),
     so that the three kinds run the same function."""
-    from robolearn.app.policy_nets import actor_of_checkpoint, network_of, run_network
+    from robolearn.app.exported_nets import network_of, run_network
+    from robolearn.rl.learner import algorithm_of
 
     data = load_checkpoint(path)
-    model, groups, action_dim = actor_of_checkpoint(data, str(path))
+    model, groups, action_dim = algorithm_of(data).actor(data, str(path))
     net, _, spec = network_of(model, action_dim)
     net = net.to(device).eval()
 
@@ -284,7 +285,7 @@ def _load_checkpoint(path: Path, device: torch.device):
 
 
 def _load_torchscript(path: Path, device: torch.device, described: NetSpec):
-    from robolearn.app.policy_nets import run_network
+    from robolearn.app.exported_nets import run_network
 
     try:
         with warnings.catch_warnings():
