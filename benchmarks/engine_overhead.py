@@ -23,7 +23,7 @@ import torch
 from mujoco import batch as mjbatch
 from robolearn.assets import asset_path
 
-from robolearn.app.session import build_setup
+from robolearn.app.configs import build_setup
 from robolearn.sim import compile_model, make_engine
 from robolearn.sim.engine import FIELDS  # the fields robolearn's engines bind
 from robolearn.threads import available_cores

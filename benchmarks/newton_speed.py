@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from robolearn.app.session import build_setup
+from robolearn.app.configs import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.threads import single_threaded
 

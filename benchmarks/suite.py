@@ -105,7 +105,7 @@ def main() -> None:
         f"gymnasium {gym.__version__}"
     )
 
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
 
     task_cfg = build_setup("humanoid_walk", []).env_cfg
     dt, decimation = task_cfg.sim.physics_dt, task_cfg.decimation

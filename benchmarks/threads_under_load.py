@@ -32,7 +32,7 @@ import torch
 from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.runner import Runner
-from robolearn.app.session import build_setup
+from robolearn.app.configs import build_setup
 
 task, num_envs, iterations = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 setup = build_setup(task, [], num_envs=num_envs, engine="cpu")

@@ -18,7 +18,7 @@ import time
 import torch
 
 from robolearn.adapters import RslRlVecEnv
-from robolearn.app.session import build_setup
+from robolearn.app.configs import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.runner import Runner
 

@@ -13,7 +13,7 @@ import torch
 from cli_helpers import one_line_error, robolearn_in_process
 
 from robolearn.adapters import RslRlVecEnv
-from robolearn.app.session import build_setup
+from robolearn.app.configs import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.config import compile_problem

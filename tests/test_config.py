@@ -170,11 +170,11 @@ def test_auto_mixed_precision_follows_the_cpus_bf16_instructions():
 def test_a_run_trained_without_a_term_the_play_variant_drops_plays():
     """A run trained with ``env.events.push=null`` replays that override on the play
     variant, which has no pushes either: no error, and still none for a typo of the user's."""
-    from robolearn.app.play import _env_for_checkpoint
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
+    from robolearn.app.play import env_for_checkpoint
 
     checkpoint = {"task": "quadruped_walk", "overrides": ["env.events.push=null"]}
-    env, setup = _env_for_checkpoint("quadruped_walk", checkpoint, [], num_envs=2, engine="cpu")
+    env, setup = env_for_checkpoint("quadruped_walk", checkpoint, [], num_envs=2, engine="cpu")
     assert "push" not in setup.env_cfg.events and env.num_envs == 2
     assert setup.overrides == ["env.events.push=null"]  # the run's list, kept for what follows
     with pytest.raises(RobolearnError, match=r"unknown config path 'env\.events\.push'"):

@@ -145,7 +145,7 @@ def check_ppo_iterations(engine: str, task: str = "cartpole_balance", num_envs: 
     policy and physics on ``engine``'s device: every loss is finite, the value loss moves,
     and the critic's value estimates of fixed observations change and stay finite."""
     from robolearn.adapters import RslRlVecEnv
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
 

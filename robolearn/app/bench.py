@@ -48,8 +48,8 @@ from typing import Any
 
 import torch
 
+from robolearn.app.configs import build_setup, resolve_device_engine
 from robolearn.app.health import TrainingHealth
-from robolearn.app.session import build_setup, resolve_device_engine
 from robolearn.threads import single_threaded
 
 MB = 2**20

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robolearn.app.session import build_setup, resolve_device_engine
+from robolearn.app.configs import build_setup, resolve_device_engine
 from robolearn.errors import RobolearnError
 from robolearn.motion import (
     MotionClip,
@@ -141,7 +141,7 @@ def record(opts: RecordOptions, log=print) -> MotionClip:
     (a fall, a time-out) before then."""
     import torch
 
-    from robolearn.app.play import _env_for_checkpoint
+    from robolearn.app.play import env_for_checkpoint
     from robolearn.app.runs import find_checkpoint, import_for_policy
     from robolearn.rl.checkpoint import load_checkpoint
     from robolearn.rl.checkpoint_policy import act, load_for_env, start_episodes
@@ -155,7 +155,7 @@ def record(opts: RecordOptions, log=print) -> MotionClip:
     experiment = build_setup(opts.task, []).agent_cfg.experiment_name
     path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
     data = load_checkpoint(path)
-    env, _ = _env_for_checkpoint(
+    env, _ = env_for_checkpoint(
         opts.task,
         data,
         opts.overrides or [],

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from robolearn.app.configs import build_setup, resolve_device_engine
 from robolearn.app.runs import (
     find_checkpoint,
     import_for_policy,
     output_dir,
 )
-from robolearn.app.session import build_setup, resolve_device_engine
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.checkpoint_policy import load_for_env

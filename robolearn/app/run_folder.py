@@ -12,13 +12,13 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from robolearn.app.configs import Setup, versions
 from robolearn.app.runs import (
     create_run_dir,
     remove_stale_temp_files,
     resolve_checkpoint,
     resolve_run,
 )
-from robolearn.app.session import Setup, versions
 from robolearn.config import save_config, save_yaml
 from robolearn.errors import RobolearnError
 from robolearn.rl.learner import StopRequest

@@ -8,6 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from robolearn.app.configs import (
+    RunContext,
+    Setup,
+    build_setup,
+    resolve_device_engine,
+    setup_from_run,
+    versions,
+)
 from robolearn.app.health import TrainingHealth
 from robolearn.app.run_folder import (
     RunFolder,
@@ -19,14 +27,6 @@ from robolearn.app.run_folder import (
     write_params,
 )
 from robolearn.app.runs import PARAMS_FORMAT, RunParams, read_run_params
-from robolearn.app.session import (
-    RunContext,
-    Setup,
-    build_setup,
-    resolve_device_engine,
-    setup_from_run,
-    versions,
-)
 from robolearn.errors import RobolearnError
 from robolearn.registry import import_roots
 from robolearn.rl import distributed

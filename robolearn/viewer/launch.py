@@ -45,8 +45,8 @@ class ViewOptions:
 def view(opts: ViewOptions, log: Callable[[str], None] = print) -> int:
     """Build the task's envs and the chosen action source, then run the chosen viewer until
     it is closed (or a limit is reached); returns the exit status."""
+    from robolearn.app.configs import build_setup, resolve_device_engine
     from robolearn.app.runs import import_for_policy
-    from robolearn.app.session import build_setup, resolve_device_engine
     from robolearn.env import ManagerBasedRLEnv
 
     if opts.viewer not in ("web", "native"):

@@ -54,7 +54,7 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     """Two untrained cartpole checkpoints whose actors differ (model_3.pt, model_4.pt; made
     without training) and each one's export (folders a/ and b/)."""
     from robolearn.adapters import RslRlVecEnv
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
 

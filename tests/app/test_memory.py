@@ -50,7 +50,7 @@ from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.ppo_memory import training_bytes_per_env
 from robolearn.rl.runner import Runner
-from robolearn.app.session import build_setup
+from robolearn.app.configs import build_setup
 from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env
 
 def resident():

@@ -13,8 +13,8 @@ import yaml
 from cli_helpers import progress, robolearn, robolearn_in_process
 
 from robolearn import mdp
+from robolearn.app.configs import build_setup
 from robolearn.app.runs import read_run_params
-from robolearn.app.session import build_setup
 from robolearn.config import load_config, save_config
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError

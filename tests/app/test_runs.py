@@ -315,7 +315,7 @@ def test_a_full_disk_during_a_save_is_one_line_and_loses_nothing(saved_run, smal
 
 
 def test_versions_records_git_only_for_robolearns_own_checkout(tmp_path):
-    from robolearn.app.session import _git_state
+    from robolearn.app.configs import _git_state
 
     repo = tmp_path / "user_repo"
     site = repo / ".venv" / "lib" / "python3.11" / "site-packages"

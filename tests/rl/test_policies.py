@@ -13,9 +13,9 @@ from cli_helpers import one_line_error, robolearn_in_process
 from robolearn.tasks.classic import cartpole_balance
 
 from robolearn import load_policy, mdp
+from robolearn.app.configs import build_setup
 from robolearn.app.evaluate import evaluate
 from robolearn.app.export import export_policy
-from robolearn.app.session import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationGroupCfg, ObservationTermCfg

@@ -178,7 +178,7 @@ def test_the_mirror_loss_from_the_updates_own_pass_equals_rsl_rls():
     from rsl_rl.extensions.symmetry import Symmetry
 
     from robolearn.adapters import RslRlVecEnv
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.rl.runner import Runner
     from robolearn.rl.symmetry import SharedForwardSymmetry
 

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from cli_helpers import progress, robolearn
 
+from robolearn.app.configs import build_setup
 from robolearn.app.runs import read_run_params
-from robolearn.app.session import build_setup
 from robolearn.config import (
     IMPORT_KEY,
     MOVED,

@@ -324,7 +324,7 @@ def test_a_bad_terrain_override_is_one_line_and_exit_2(tmp_path):
 def test_an_inf_in_a_terrain_range_override_is_read_as_a_number_and_refused(tmp_path):
     """``range=[0.01,inf]``: the override's text became a string inside the tuple, which the
     generator turned into inf heights."""
-    from robolearn.app.session import finish_setup
+    from robolearn.app.configs import finish_setup
     from robolearn.registry import get_task
 
     spec = get_task("quadruped_walk_rough")

@@ -324,7 +324,7 @@ FOLLOWS = """(env) => {
 
 
 def humanoids_in_thread(num_envs: int):
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.viewer.session import ActionSource, ViewerSession
 

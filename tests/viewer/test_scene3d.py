@@ -24,7 +24,7 @@ from robolearn.viewer.scene3d import (
 
 
 def make_env(task: str, num_envs: int = 2):
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
 
     return ManagerBasedRLEnv(

@@ -17,7 +17,7 @@ DEADLINE_S = 120
 
 @pytest.fixture(scope="module")
 def env():
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
 
     setup = build_setup("humanoid_walk", [], play=True, num_envs=2, engine="cpu")

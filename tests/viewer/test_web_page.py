@@ -107,7 +107,7 @@ def test_web_viewer_shows_the_termination_reason_of_the_last_reset(browser, tmp_
 
 
 def test_web_viewer_plots_the_watched_env_and_says_the_speed_reached(browser, monkeypatch):
-    from robolearn.app.session import build_setup
+    from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.viewer.session import RandomActions, ViewerSession
 

@@ -1,4 +1,5 @@
-"""Building a task's env and agent from command-line choices, for train, play and export."""
+"""A run's configs: a task's (or a run folder's) env and agent configs with the overrides and the
+flags applied and checked, for train, play, export and bench; and the run context."""
 
 from __future__ import annotations
 
