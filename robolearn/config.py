@@ -298,10 +298,12 @@ MOVED = {
     "robolearn.managers.action": "robolearn.mdp.actions",
     "robolearn.managers.command": "robolearn.mdp.commands",
     "robolearn.mdp.events": "robolearn.mdp.motor_events",
+    "robolearn.scene.config": "robolearn.sim.config",
 }
 """Modules some saved names lived in, and where those names live now: the concrete action
 and command terms moved to the term library, and the run folders written before keep
-loading (``params/``, ``--from``, ``play``); so did the motor randomizations."""
+loading (``params/``, ``--from``, ``play``); so did the motor randomizations, and the
+engines' settings (``SimCfg``, ``NewtonCfg``), which moved beside the engines."""
 
 
 def _import(path: Any, where: str) -> Any:
