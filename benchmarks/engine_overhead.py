@@ -24,7 +24,7 @@ from mujoco import batch as mjbatch
 from robolearn.assets import asset_path
 
 from robolearn.app.configs import build_setup
-from robolearn.sim import compile_model, make_engine
+from robolearn.sim import SimCfg, compile_model, make_engine
 from robolearn.sim.engine import FIELDS  # the fields robolearn's engines bind
 from robolearn.threads import available_cores
 
@@ -52,7 +52,7 @@ def bare_loop(model: mujoco.MjModel, num_envs: int, decimation: int, seconds: fl
 
 
 def robolearn_loop(model: mujoco.MjModel, num_envs: int, decimation: int, seconds: float) -> float:
-    engine = make_engine(model, num_envs, "cpu")
+    engine = make_engine(model, num_envs, SimCfg(engine="cpu"))
     engine.reset(qpos=torch.as_tensor(model.key("stand").qpos))
     u = torch.as_tensor(controls(model, num_envs))
     steps, start = 0, time.perf_counter()

@@ -40,7 +40,7 @@ import torch
 import robolearn.scene.assembly as assembly
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.registry import get_task
-from robolearn.sim import make_engine
+from robolearn.sim import SimCfg, make_engine
 
 OPTIONS = ("timestep", "integrator", "solver", "cone", "iterations", "ls_iterations", "impratio")
 
@@ -176,7 +176,7 @@ def speed_report(task: str, xml: str, model, qpos, ctrl, num_envs: int, seconds:
     dt, z0 = float(model.opt.timestep), float(qpos[2])
     rows = []
     for name in ("cpu", "warp-cpu"):
-        engine = make_engine(model, num_envs, name)
+        engine = make_engine(model, num_envs, SimCfg(engine=name))
         engine.qpos[:] = torch.as_tensor(qpos, dtype=engine.dtype)
         engine.ctrl[:] = torch.as_tensor(ctrl, dtype=engine.dtype)
         engine.forward()

@@ -26,7 +26,7 @@ import torch
 from mujoco import batch as mjbatch
 
 from robolearn.app.bench import run_bench
-from robolearn.sim import make_engine
+from robolearn.sim import SimCfg, make_engine
 from robolearn.threads import available_cores
 
 
@@ -61,7 +61,7 @@ def gym_vector(mode: str, num_envs: int, seconds: float) -> float:
 
 def robolearn_on_gym_model(num_envs: int, seconds: float) -> float:
     path = Path(gym.envs.mujoco.__file__).parent / "assets" / "humanoid.xml"
-    engine = make_engine(path, num_envs, "cpu")
+    engine = make_engine(path, num_envs, SimCfg(engine="cpu"))
     lo, hi = (torch.as_tensor(engine.model.actuator_ctrlrange[:, i]) for i in (0, 1))
     gen = torch.Generator().manual_seed(0)
     calls, start = 0, time.perf_counter()

@@ -308,6 +308,8 @@ MOVED: dict[str, tuple[str, ...]] = {
     "robolearn.managers.action": ("robolearn.mdp.actions",),
     "robolearn.managers.command": ("robolearn.mdp.commands",),
     "robolearn.mdp.events": ("robolearn.mdp.motor_events",),
+    # the engines' settings (SimCfg, NewtonCfg) moved beside the engines
+    "robolearn.scene.config": ("robolearn.sim.config",),
     # tasks grouped by family (docs/design-decisions.md, "Tasks grouped by family")
     **_family_moves(
         "velocity",
@@ -359,7 +361,8 @@ MOVED: dict[str, tuple[str, ...]] = {
 """Modules some saved names lived in, and where those names live now, searched in order;
 the run folders written before keep loading (``params/``, ``--from``, ``play``). The
 concrete action and command terms moved to the term library, the motor randomizations to
-their own module, and the tasks into a package per family: ``robolearn.tasks.humanoid_walk``
+their own module, the engines' settings (``SimCfg``, ``NewtonCfg``) into ``robolearn.sim``,
+and the tasks into a package per family: ``robolearn.tasks.humanoid_walk``
 no longer exists (its task is ``robolearn.tasks.velocity.humanoid_walk``, what g1_walk
 shared with it ``robolearn.tasks.velocity.biped``), and ``robolearn.tasks.velocity`` is a
 package whose recipe is in ``.recipe``. A ``module:qualname`` key is one name that moved

@@ -6,9 +6,18 @@ import pytest
 import yaml
 
 from robolearn import mdp
-from robolearn.config import apply_override, parse_overrides, save_yaml, to_dict
+from robolearn.config import (
+    apply_override,
+    load_config,
+    parse_overrides,
+    save_config,
+    save_yaml,
+    to_dict,
+)
+from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
 from robolearn.registry import get_task
+from robolearn.sim import NewtonCfg, SimCfg
 
 
 def test_override_by_dotted_path_converts_to_the_field_type():
@@ -196,3 +205,20 @@ def test_a_sensor_config_is_frozen_yet_takes_overrides():
     unknown = r"unknown config path 'env\.scene\.sensors\.camera\.wdth'"
     with pytest.raises(RobolearnError, match=unknown):
         apply_override(cfg, "scene.sensors.camera.wdth", "32", root_name="env")
+
+
+def test_a_run_saved_before_the_engine_settings_moved_loads(tmp_path):
+    """SimCfg and NewtonCfg lived in robolearn.scene.config; an env.yaml written then names
+    them there and still loads, equal to the config it was saved from."""
+    cfg = get_task("cartpole_balance").env_cfg()
+    cfg.sim = SimCfg(engine="cpu", physics_dt=0.01, newton=NewtonCfg(solver="featherstone"))
+    path = tmp_path / "env.yaml"
+    save_config(cfg, path)
+    text = path.read_text()
+    assert text.count("robolearn.sim.config:") == 2  # SimCfg and NewtonCfg
+    old = text.replace("robolearn.sim.config:", "robolearn.scene.config:")
+    path.write_text(old)
+    assert "robolearn.scene.config:SimCfg" in old and "robolearn.scene.config:NewtonCfg" in old
+    back = load_config(path, expect=ManagerBasedRLEnvCfg, root="env")
+    assert type(back.sim) is SimCfg and type(back.sim.newton) is NewtonCfg
+    assert back == cfg

@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import stand
 
-from robolearn.sim import make_engine
+from robolearn.sim import NewtonCfg, SimCfg, make_engine
 
 pytestmark = [
     pytest.mark.cuda,
@@ -35,7 +35,7 @@ def deterministic(*engines) -> bool:
 
 
 def test_cuda_fields_are_views_of_warp_arrays(humanoid_scene):
-    e = make_engine(humanoid_scene, 64, "cuda")
+    e = make_engine(humanoid_scene, 64, SimCfg(engine="cuda"))
     assert e.name == "cuda" and e.device.type == "cuda"
     for name in ("qpos", "qvel", "ctrl", "xpos", "sensordata", "cfrc_ext"):
         assert getattr(e, name).data_ptr() == getattr(e.d, name).ptr, name
@@ -54,8 +54,8 @@ def test_graph_replay_matches_plain_launches(humanoid_scene):
     float32 rounding (~1e-7 relative per sum); on a standing humanoid, a stable state that
     damps such differences instead of amplifying them, they stay far under 1e-4 in 100
     substeps, while a graph that replayed a wrong or stale launch would be off by much more."""
-    graphed = make_engine(humanoid_scene, 32, "cuda", cuda_graph=True)
-    plain = make_engine(humanoid_scene, 32, "cuda", cuda_graph=False)
+    graphed = make_engine(humanoid_scene, 32, SimCfg(engine="cuda", cuda_graph=True))
+    plain = make_engine(humanoid_scene, 32, SimCfg(engine="cuda", cuda_graph=False))
     exact = deterministic(graphed, plain)
     for e in (graphed, plain):
         stand(e)
@@ -94,7 +94,7 @@ def test_step_sees_ctrl_written_on_a_non_default_stream(humanoid_scene):
     device = torch.device("cuda")
 
     def run(stream: torch.cuda.Stream | None, write: bool = True) -> tuple[torch.Tensor, bool]:
-        e = make_engine(humanoid_scene, 64, "cuda")
+        e = make_engine(humanoid_scene, 64, SimCfg(engine="cuda"))
         exact = deterministic(e)
         stand(e)
         e.step(4)  # captures the step's graph: the loop below only replays it
@@ -129,8 +129,8 @@ def test_step_sees_ctrl_written_on_a_non_default_stream(humanoid_scene):
 
 
 def test_cuda_parity_with_the_cpu_engine(humanoid_scene):
-    cpu = make_engine(humanoid_scene, 2, "cpu")
-    gpu = make_engine(humanoid_scene, 2, "cuda")
+    cpu = make_engine(humanoid_scene, 2, SimCfg(engine="cpu"))
+    gpu = make_engine(humanoid_scene, 2, SimCfg(engine="cuda"))
     for e in (cpu, gpu):
         stand(e)
     for _ in range(50):
@@ -209,7 +209,8 @@ def test_newton_on_cuda_matches_newton_cpu(humanoid_scene, solver):
     """The newton engine on the GPU (its step captured in a CUDA graph) computes what it
     computes on warp's CPU device: the humanoid standing and bending a knee for a second."""
     engines = [
-        make_engine(humanoid_scene, 2, e, newton_solver=solver) for e in ("newton", "newton-cpu")
+        make_engine(humanoid_scene, 2, SimCfg(engine=e, newton=NewtonCfg(solver=solver)))
+        for e in ("newton", "newton-cpu")
     ]
     assert engines[0].name == "newton" and engines[0].device.type == "cuda"
     knee = engines[0].model.actuator("left_knee").id
@@ -235,7 +236,11 @@ def test_newton_gradients_on_cuda_match_newton_cpu():
     cartpole = str(Path(__file__).parents[1] / "assets" / "cartpole" / "cartpole.xml")
     grads = []
     for name in ("newton", "newton-cpu"):
-        e = make_engine(cartpole, 3, name, newton_solver="featherstone", newton_differentiable=True)
+        e = make_engine(
+            cartpole,
+            3,
+            SimCfg(engine=name, newton=NewtonCfg(solver="featherstone", differentiable=True)),
+        )
         qpos, qvel = e.qpos.clone(), torch.full_like(e.qvel, 0.2)
         ctrl = torch.full_like(e.ctrl, 0.5).requires_grad_()
         for _ in range(3):

@@ -688,3 +688,27 @@ def test_the_cpu_engine_resets_envs_by_index_and_the_warp_path_by_mask():
     assert rows.ids is not None and rows.ids.tolist() == [1, 3] and rows.n == 2
     env.scene.engine.host_side = False  # as a Warp engine reports it
     assert EnvRows.of(env, mask).ids is None
+
+
+@pytest.mark.parametrize("host_side", [True, False])
+def test_column_writes_change_the_selected_rows_alone_in_either_form(host_side):
+    """EnvRows.put_columns (a value per selected env) and copy_columns (a value per env)
+    write the same bits by index (cpu) and by mask (device), through a view too."""
+    from robolearn.managers import EnvRows
+
+    env = make("cartpole_balance", num_envs=4)
+    env.scene.engine.host_side = host_side
+    rows = EnvRows.of(env, torch.tensor([False, True, False, True]))
+    assert (rows.ids is not None) is host_side
+    cols = torch.tensor([0, 2])
+    every = torch.arange(12, dtype=torch.float32).view(4, 3) + 0.5  # a row per env
+    dst = torch.zeros(4, 3, 2, dtype=torch.float64)
+    rows.copy_columns(dst[:, :, 1], cols, every[:, :2])  # a view: lands in dst
+    rows.put_columns(dst[:, :, 0], slice(1, 3), rows.take(every[:, 1:]))
+    rows.put_columns(dst[:, :, 0], cols[:1], rows.take(-every[:, :1]))
+    expected = torch.zeros(4, 3, 2, dtype=torch.float64)
+    for i in (1, 3):
+        expected[i, [0, 2], 1] = every[i, :2].double()
+        expected[i, 1:3, 0] = every[i, 1:].double()
+        expected[i, 0, 0] = -every[i, 0].double()
+    assert torch.equal(dst, expected)

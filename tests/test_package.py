@@ -145,7 +145,7 @@ def test_installed_wheel_works_from_another_folder(wheel, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(target)}
     code = (
         "import robolearn, robolearn.sim as s; from robolearn.assets import asset_path;"
-        "e = s.make_engine(asset_path('humanoid/scene.xml'), 2, 'cpu'); e.step(2);"
+        "e = s.make_engine(asset_path('humanoid/scene.xml'), 2, s.SimCfg(engine='cpu')); e.step(2);"
         "print(robolearn.__file__)"
     )
     out = subprocess.run(
@@ -185,9 +185,9 @@ import os, robolearn, mujoco
 print(os.environ["MUJOCO_GL"])
 from robolearn.errors import RobolearnError
 from robolearn.render.video import EnvRenderer
-from robolearn.sim import make_engine
+from robolearn.sim import SimCfg, make_engine
 from robolearn.assets import asset_path
-engine = make_engine(str(asset_path("humanoid/scene.xml")), 1, "cpu")
+engine = make_engine(str(asset_path("humanoid/scene.xml")), 1, SimCfg(engine="cpu"))
 try:
     EnvRenderer(engine)
 except RobolearnError as exc:

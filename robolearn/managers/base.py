@@ -181,6 +181,37 @@ class EnvRows:
         else:
             dst.index_copy_(0, self.ids, value.to(dst.dtype))
 
+    def put_columns(
+        self, dst: torch.Tensor, cols: slice | torch.Tensor, value: torch.Tensor
+    ) -> None:
+        """``dst[selected, cols] = value`` in place, ``value`` having :attr:`n` rows; ``cols``
+        a slice or an index tensor. ``dst`` may be a view of an engine's memory (a joint's
+        qpos columns, one component of a model field): the write lands there."""
+        if isinstance(cols, slice):
+            self.put(dst[:, cols], value)  # a view: the write lands in dst's memory
+        elif self.ids is None:
+            self._where_columns(dst, cols, value)
+        else:
+            dst[self.ids.unsqueeze(-1), cols] = value.to(dst.dtype)
+
+    def copy_columns(
+        self, dst: torch.Tensor, cols: slice | torch.Tensor, src: torch.Tensor
+    ) -> None:
+        """``dst[selected, cols] = src[selected]`` in place, ``src`` having a row per env:
+        a term that draws for every env (as the device path must, not to wait for the count)
+        writes the selected rows of its draw; on the host only they are copied."""
+        if self.ids is None:
+            self._where_columns(dst, cols, src)
+        else:
+            self.put_columns(dst, cols, self.take(src))
+
+    def _where_columns(
+        self, dst: torch.Tensor, cols: slice | torch.Tensor, src: torch.Tensor
+    ) -> None:
+        """The mask form of the column writes: every env's row, the unselected ones kept."""
+        old = dst[:, cols]
+        dst[:, cols] = torch.where(self._mask_like(old), src.to(dst.dtype), old)
+
     def copy_(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         """``dst[selected] = src[selected]`` in place; ``src`` broadcasts to ``dst``."""
         if self.ids is None:

@@ -29,59 +29,10 @@ from robolearn.math import (
     sample_uniform,
     take_columns,
 )
+from robolearn.mdp.axes import axis_ranges, sample_axes
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
 from robolearn.scene.entities import SceneEntityCfg
-
-AXES = ("x", "y", "z", "roll", "pitch", "yaw")
-
-
-_RANGES: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
-
-
-def _axis_ranges(
-    ranges: dict[str, tuple[float, float]], where: str, device
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(6,) lows and (6,) widths of the ranges on the device, made once per distinct ranges
-    and device (a tensor made from Python numbers at every call is a copy the GPU path
-    would wait for; the widths once, not a subtraction per draw)."""
-    key = (tuple((a, tuple(r)) for a, r in sorted(ranges.items())), str(device))
-    cached = _RANGES.get(key)
-    if cached is None:
-        unknown = set(ranges) - set(AXES)
-        if unknown:
-            raise RobolearnError(
-                f"{where}: unknown axes {sorted(unknown)}; valid: {', '.join(AXES)}"
-            )
-        rows = torch.tensor(
-            [ranges.get(a, (0.0, 0.0)) for a in AXES], dtype=torch.float32, device=device
-        )
-        cached = _RANGES[key] = (rows[:, 0].clone(), rows[:, 1] - rows[:, 0])
-    return cached
-
-
-def _sample_axes(ranges: dict, n: int, where: str, device) -> torch.Tensor:
-    low, width = _axis_ranges(ranges, where, device)
-    return torch.addcmul(low, width, torch.rand(n, 6, device=device))
-
-
-def _write(rows: EnvRows, field: torch.Tensor, cols, value: torch.Tensor) -> None:
-    """``field[:, cols] = value`` in the selected rows, ``value`` having ``rows.n`` rows
-    (``cols`` a slice or an index tensor)."""
-    if isinstance(cols, slice):
-        rows.put(field[:, cols], value)  # a view: the write lands in the engine's memory
-    elif rows.ids is None:
-        _write_rows(field, cols, rows.mask, value)
-    else:
-        field[rows.ids.unsqueeze(-1), cols] = value.to(field.dtype)
-
-
-def _write_rows(field: torch.Tensor, cols, env_mask: torch.Tensor, value: torch.Tensor) -> None:
-    """``field[:, cols] = value`` in the rows where ``env_mask`` is true (value has a row
-    for every env; ``cols`` an index tensor)."""
-    old = field[:, cols]
-    mask = env_mask.view(-1, *([1] * (old.dim() - 1)))
-    field[:, cols] = torch.where(mask, value.to(field.dtype), old)
 
 
 def reset_root_state_uniform(
@@ -102,9 +53,9 @@ def reset_root_state_uniform(
     rows = EnvRows.of(env, as_env_mask(env, env_mask))
     scene = env.scene
     e = scene.engine
-    q0, v0 = _root_columns(env, entity)
+    q0, v0 = root_columns(env, entity)
     n = rows.n
-    pose = _sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
+    pose = sample_axes(pose_range, n, "reset_root_state_uniform.pose_range", env.device)
     default = scene.default_qpos[q0 : q0 + 7]
     # float32 + float64 adds in float64: the bits of converting first, one op fewer
     pos = pose[:, 0:3] + default[0:3]
@@ -112,18 +63,20 @@ def reset_root_state_uniform(
         pos = pos + rows.take(scene.env_origins).to(e.dtype)
     delta = quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]).to(e.dtype)
     quat = quat_mul(delta, default[3:7].expand(n, 4))
-    _write(rows, e.qpos, slice(q0, q0 + 3), pos)
-    _write(rows, e.qpos, slice(q0 + 3, q0 + 7), quat)
+    rows.put_columns(e.qpos, slice(q0, q0 + 3), pos)
+    rows.put_columns(e.qpos, slice(q0 + 3, q0 + 7), quat)
     if velocity_range:
-        vel = _sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
+        vel = sample_axes(velocity_range, n, "reset_root_state_uniform.velocity_range", env.device)
         # MuJoCo's free joint: linear velocity in the world, angular in the body frame.
         ang_b = quat_rotate_inverse(quat, vel[:, 3:6].to(e.dtype))
-        _write(rows, e.qvel, slice(v0, v0 + 3), vel[:, 0:3])
-        _write(rows, e.qvel, slice(v0 + 3, v0 + 6), ang_b)
+        rows.put_columns(e.qvel, slice(v0, v0 + 3), vel[:, 0:3])
+        rows.put_columns(e.qvel, slice(v0 + 3, v0 + 6), ang_b)
 
 
-def _root_columns(env: TaskEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
-    """The first qpos and qvel columns of an entity's free joint (the robot's: its base)."""
+def root_columns(env: TaskEnv, entity: str | SceneEntityCfg) -> tuple[int, int]:
+    """The first qpos and qvel columns of an entity's free joint (the robot's: its base),
+    which every term that places or pushes an entity writes; an entity without a free
+    joint is a RobolearnError."""
     name = entity.name if isinstance(entity, SceneEntityCfg) else entity
     scene = env.scene
     if name == "robot":
@@ -190,8 +143,8 @@ def _reset_joints(
     pos = default * draw if scale else default + draw
     pos = torch.maximum(torch.minimum(pos, high), low)
     vel = sample_uniform(*velocity_range, (rows.n, k), env.device)
-    _write(rows, e.qpos, cols.qpos, pos)
-    _write(rows, e.qvel, cols.dofs, vel)
+    rows.put_columns(e.qpos, cols.qpos, pos)
+    rows.put_columns(e.qvel, cols.dofs, vel)
 
 
 def push_by_setting_velocity(
@@ -203,10 +156,10 @@ def push_by_setting_velocity(
     """Push the base (or another entity's floating root): add a uniform velocity (linear
     world m/s; angular rad/s, root frame)."""
     rows = EnvRows.of(env, as_env_mask(env, env_mask))
-    e, (_, v0) = env.scene.engine, _root_columns(env, entity)
-    dv = _sample_axes(velocity_range, rows.n, "push_by_setting_velocity", env.device)
+    e, (_, v0) = env.scene.engine, root_columns(env, entity)
+    dv = sample_axes(velocity_range, rows.n, "push_by_setting_velocity", env.device)
     cols = slice(v0, v0 + 6)
-    _write(rows, e.qvel, cols, rows.take(e.qvel[:, cols]) + dv)
+    rows.put_columns(e.qvel, cols, rows.take(e.qvel[:, cols]) + dv)
 
 
 def randomize_friction(
@@ -223,12 +176,12 @@ def randomize_friction(
     MuJoCo combines the two geoms of a contact with the max, so randomizing the robot's
     geoms (not the floor's) sets the contact friction whenever it exceeds the floor's.
     """
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     ids = env.scene.index("geom", geoms) if bodies is None else _colliding_geoms(env, bodies)
     field = env.scene.engine.model_field("geom_friction")
     draw = sample_uniform(*friction_range, (env.num_envs, 1), env.device)
     sliding = field[:, :, 0]  # a view: the write below lands in the engine's memory
-    _write_rows(sliding, ids, env_mask, draw.expand(-1, ids.numel()))
+    rows.copy_columns(sliding, ids, draw.expand(-1, ids.numel()))
 
 
 def _colliding_geoms(env: TaskEnv, bodies: str | Sequence[str]) -> torch.Tensor:
@@ -254,18 +207,18 @@ def randomize_body_mass(
     """Mass of ``bodies`` = nominal + uniform(mass_range) kg (``add``) or nominal x it
     (``scale``); one draw per body per env. A range that could make a mass 0 or negative is
     refused before anything is written."""
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     key = ("body_mass", names_key(bodies), tuple(mass_range), operation)
     ids = fixed(env.scene, key, lambda: _mass_bodies(env, bodies, mass_range, operation))
     nominal = env.scene.nominal("body_mass")[ids]
     draw = sample_uniform(*mass_range, (env.num_envs, ids.numel()), env.device)
     mass = nominal + draw if operation == "add" else nominal * draw
     field = env.scene.engine.model_field("body_mass")
-    _write_rows(field, ids, env_mask, mass)
+    rows.copy_columns(field, ids, mass)
     # MuJoCo derives the mass matrix of "simple" bodies (a free body with one geom), the
     # subtree masses and inverse weights from body_mass once; recompute them (for the
     # masked envs: on the Warp engines, for all, with no wait)
-    env.scene.engine.set_const_where(env_mask)
+    env.scene.engine.set_const_where(rows.mask)
 
 
 def _mass_bodies(env: TaskEnv, bodies, mass_range, operation: str) -> torch.Tensor:
@@ -300,17 +253,17 @@ def randomize_body_com(
     """Center of mass of ``bodies`` = the model's + a uniform offset in the body's frame (m,
     axes ``x, y, z``), one draw per body per env: a robot's real mass distribution (its
     battery, cables, payload) is never the CAD's."""
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     unknown = set(com_range) - {"x", "y", "z"}
     if unknown:
         raise RobolearnError(
             f"randomize_body_com.com_range: unknown axes {sorted(unknown)}; valid: x, y, z"
         )
     ids = env.scene.index("body", bodies)
-    low, width = _axis_ranges(com_range, "randomize_body_com.com_range", env.device)
+    low, width = axis_ranges(com_range, "randomize_body_com.com_range", env.device)
     draw = torch.addcmul(low[:3], width[:3], torch.rand(env.num_envs, ids.numel(), 3,
                                                         device=env.device))  # fmt: skip
     ipos = env.scene.nominal("body_ipos")[ids] + draw
-    _write_rows(env.scene.engine.model_field("body_ipos"), ids, env_mask, ipos)
+    rows.copy_columns(env.scene.engine.model_field("body_ipos"), ids, ipos)
     # the inertia about the joints and the subtree centers follow from it (mj_setConst)
-    env.scene.engine.set_const_where(env_mask)
+    env.scene.engine.set_const_where(rows.mask)

@@ -41,7 +41,7 @@ from robolearn.math import (
     sample_uniform,
     yaw_quat,
 )
-from robolearn.mdp.events import _sample_axes, _write
+from robolearn.mdp.axes import sample_axes
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.motion import MotionClip, RobotModel, clip_kinematics, load_clip
 from robolearn.scene.cache import per_step
@@ -379,8 +379,8 @@ class MotionCommand(CommandTerm):
         scene, e = env.scene, env.scene.engine
         n = rows.n
         q0, v0 = scene.root_qpos_adr, scene.root_dof_adr
-        pose = _sample_axes(self._pose_noise, n, f"commands.{self.name}.pose_range", env.device)
-        vel = _sample_axes(
+        pose = sample_axes(self._pose_noise, n, f"commands.{self.name}.pose_range", env.device)
+        vel = sample_axes(
             self._velocity_noise, n, f"commands.{self.name}.velocity_range", env.device
         )
         pos = t["root_pos"][frame] + rows.take(scene.env_origins) + pose[:, 0:3]
@@ -394,12 +394,12 @@ class MotionCommand(CommandTerm):
         lo, hi = scene.joint_pos_limits.unbind(-1)
         joints = torch.maximum(torch.minimum(joints, hi), lo)
         cols = scene.joint_columns(list(scene.joint_names))
-        _write(rows, e.qpos, slice(q0, q0 + 3), pos.to(e.dtype))
-        _write(rows, e.qpos, slice(q0 + 3, q0 + 7), quat.to(e.dtype))
-        _write(rows, e.qvel, slice(v0, v0 + 3), lin.to(e.dtype))
-        _write(rows, e.qvel, slice(v0 + 3, v0 + 6), ang_b.to(e.dtype))
-        _write(rows, e.qpos, cols.qpos, joints.to(e.dtype))
-        _write(rows, e.qvel, cols.dofs, t["joint_vel"][frame].to(e.dtype))
+        rows.put_columns(e.qpos, slice(q0, q0 + 3), pos.to(e.dtype))
+        rows.put_columns(e.qpos, slice(q0 + 3, q0 + 7), quat.to(e.dtype))
+        rows.put_columns(e.qvel, slice(v0, v0 + 3), lin.to(e.dtype))
+        rows.put_columns(e.qvel, slice(v0 + 3, v0 + 6), ang_b.to(e.dtype))
+        rows.put_columns(e.qpos, cols.qpos, joints.to(e.dtype))
+        rows.put_columns(e.qvel, cols.dofs, t["joint_vel"][frame].to(e.dtype))
 
     def debug_markers(self, env_id: int) -> list[Marker]:
         """The reference bodies (orange spheres, where the clip has them, moved over the

@@ -20,9 +20,8 @@ import torch
 
 from robolearn.config import check_range
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import as_env_mask
+from robolearn.managers.base import EnvRows, as_env_mask
 from robolearn.math import sample_uniform
-from robolearn.mdp.events import _write_rows
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
 
@@ -118,7 +117,7 @@ def randomize_actuator_gains(
     term = "randomize_actuator_gains"
     stiffness_range = stiffness_range if stiffness_range is not None else stiffness_scale
     damping_range = damping_range if damping_range is not None else damping_scale
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     key = (term, names_key(actuators), operation, _key(stiffness_range), _key(damping_range))
 
     def make() -> _Selection:
@@ -137,18 +136,18 @@ def randomize_actuator_gains(
         if stiffness_range is not None:
             kp = _draw(scene.nominal("actuator_gainprm")[ids, 0], stiffness_range, operation,
                        n, env.device)  # fmt: skip
-            _write_rows(gain[:, :, 0], ids, env_mask, kp)  # views: the engine's memory
-            _write_rows(bias[:, :, 1], ids, env_mask, -kp)
+            rows.copy_columns(gain[:, :, 0], ids, kp)  # views: the engine's memory
+            rows.copy_columns(bias[:, :, 1], ids, -kp)
         if damping_range is not None:
             kv = _draw(-scene.nominal("actuator_biasprm")[ids, 2], damping_range, operation,
                        n, env.device)  # fmt: skip
-            _write_rows(bias[:, :, 2], ids, env_mask, -kv)
+            rows.copy_columns(bias[:, :, 2], ids, -kv)
     if motors.drive is not None:
         drive, cols = scene.drive, motors.drive
         for name, bounds in (("stiffness", stiffness_range), ("damping", damping_range)):
             if bounds is not None:
                 value = _draw(drive.nominal[name][cols], bounds, operation, n, env.device)
-                _write_rows(getattr(drive, name), cols, env_mask, value)
+                rows.copy_columns(getattr(drive, name), cols, value)
 
 
 def randomize_effort_limits(
@@ -167,7 +166,7 @@ def randomize_effort_limits(
     scale: use ``abs``).
     """
     term = "randomize_effort_limits"
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
 
     def make() -> _Selection:
         _check_operation(operation, term)
@@ -181,12 +180,12 @@ def randomize_effort_limits(
         nominal = scene.nominal("actuator_forcerange")[ids, 1]
         limit = _draw(nominal, effort_range, operation, n, env.device)
         field = scene.engine.model_field("actuator_forcerange")
-        _write_rows(field[:, :, 0], ids, env_mask, -limit)
-        _write_rows(field[:, :, 1], ids, env_mask, limit)
+        rows.copy_columns(field[:, :, 0], ids, -limit)
+        rows.copy_columns(field[:, :, 1], ids, limit)
     if motors.drive is not None:
         drive, cols = scene.drive, motors.drive
         limit = _draw(drive.nominal["effort_limit"][cols], effort_range, operation, n, env.device)
-        _write_rows(drive.effort_limit, cols, env_mask, limit)
+        rows.copy_columns(drive.effort_limit, cols, limit)
 
 
 def _key(bounds) -> tuple | None:
@@ -220,7 +219,7 @@ def randomize_joint_parameters(
     wear, and which no robot's MJCF knows exactly. Every value drawn must be >= 0, which the
     ranges are checked for before anything is written.
     """
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     ranges = {"armature": armature_range, "damping": damping_range, "friction": friction_range}
     dof_ids = fixed(
         env.scene,
@@ -234,11 +233,11 @@ def randomize_joint_parameters(
         nominal = env.scene.nominal(field)[dof_ids]
         draw = sample_uniform(*bounds, (env.num_envs, dof_ids.numel()), env.device)
         value = nominal * draw if operation == "scale" else nominal + draw
-        _write_rows(env.scene.engine.model_field(field), dof_ids, env_mask, value.clamp(min=0.0))
+        rows.copy_columns(env.scene.engine.model_field(field), dof_ids, value.clamp(min=0.0))
     if armature_range is not None:
         # MuJoCo folds armature into the constant part of the mass matrix it derives once
         # (a write alone changed nothing in the physics, measured): derive it again
-        env.scene.engine.set_const_where(env_mask)
+        env.scene.engine.set_const_where(rows.mask)
 
 
 def _joint_parameter_dofs(env: TaskEnv, joints, ranges: dict, operation: str) -> torch.Tensor:

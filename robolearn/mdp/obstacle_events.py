@@ -25,7 +25,7 @@ from robolearn.config import check_range
 from robolearn.errors import RobolearnError
 from robolearn.managers.base import EnvRows, as_env_mask
 from robolearn.math import quat_from_yaw
-from robolearn.mdp.events import _root_columns, _write
+from robolearn.mdp.events import root_columns
 from robolearn.mdp.protocol import TaskEnv
 
 _GAP = 0.005  # m between an object and the ground when placed; it settles in a few steps
@@ -49,7 +49,7 @@ def scatter_on_ground(
     if around is None:
         origins = rows.take(scene.env_origins)
     else:
-        q0, _ = _root_columns(env, around)
+        q0, _ = root_columns(env, around)
         origins = rows.take(e.qpos[:, q0 : q0 + 3]).float()
     terrain = scene.terrain
     n, dev = rows.n, env.device
@@ -73,10 +73,10 @@ def scatter_on_ground(
             rows.put(e.mocap_pos[:, mocap], pos.to(e.dtype))
             rows.put(e.mocap_quat[:, mocap], quat.to(e.dtype))
             continue
-        q0, v0 = _root_columns(env, name)
-        _write(rows, e.qpos, slice(q0, q0 + 3), pos.to(e.dtype))
-        _write(rows, e.qpos, slice(q0 + 3, q0 + 7), quat.to(e.dtype))
-        _write(rows, e.qvel, slice(v0, v0 + 6), torch.zeros(n, 6, device=dev, dtype=e.dtype))
+        q0, v0 = root_columns(env, name)
+        rows.put_columns(e.qpos, slice(q0, q0 + 3), pos.to(e.dtype))
+        rows.put_columns(e.qpos, slice(q0 + 3, q0 + 7), quat.to(e.dtype))
+        rows.put_columns(e.qvel, slice(v0, v0 + 6), torch.zeros(n, 6, device=dev, dtype=e.dtype))
 
 
 def _half_extents(env: TaskEnv, name: str) -> tuple[float, float, float]:

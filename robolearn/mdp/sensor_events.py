@@ -14,9 +14,9 @@ import torch
 
 from robolearn.config import check_range
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import as_env_mask
+from robolearn.managers.base import EnvRows, as_env_mask
 from robolearn.math import quat_from_euler_xyz
-from robolearn.mdp.events import _axis_ranges, _write_rows
+from robolearn.mdp.axes import axis_ranges
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.cache import fixed, names_key
 
@@ -31,7 +31,7 @@ def randomize_encoder_bias(
     one draw per joint per env: the joint position observations read the bias, and a joint
     position target holds the joint that much off what it asks (the motor driver closes
     its loop on the reading)."""
-    env_mask = as_env_mask(env, env_mask)
+    rows = EnvRows.of(env, as_env_mask(env, env_mask))
     scene = env.scene
     key = ("encoder_bias", names_key(joints), tuple(bias_range))
 
@@ -46,7 +46,7 @@ def randomize_encoder_bias(
                                           device=env.device)  # fmt: skip
     bias = errors.encoder_bias
     draw = torch.rand(scene.num_envs, k, device=env.device)
-    _write_rows(bias, cols, env_mask, draw * (high - low) + low)
+    rows.copy_columns(bias, cols, draw * (high - low) + low)
 
 
 def randomize_imu_mounting(
@@ -81,5 +81,5 @@ def _tilt_ranges(tilt_range: dict, device) -> tuple[torch.Tensor, torch.Tensor]:
         raise RobolearnError(f"{where}: unknown axes {sorted(unknown)}; valid: roll, pitch, yaw")
     for axis, bounds in tilt_range.items():
         check_range(bounds, f"{where}.{axis}", floor=None)
-    low, width = _axis_ranges(tilt_range, where, device)
+    low, width = axis_ranges(tilt_range, where, device)
     return low[3:].clone(), width[3:].clone()

@@ -5,7 +5,10 @@ managers what every task needs by name: the robot's joints (its hinge and slide 
 qpos order), actuators, bodies, sites and sensors; the state of a floating root (a free
 joint); and the default joint positions each env resets around.
 
-Modules: ``config`` (SceneCfg, SimCfg, NewtonCfg), ``entities`` (the robot and the other robots and
+The engine's settings (:class:`SimCfg`, :class:`NewtonCfg`) live beside the engines, in
+:mod:`robolearn.sim.config`; they are re-exported here for the tasks' imports.
+
+Modules: ``config`` (SceneCfg), ``entities`` (the robot and the other robots and
 objects beside it, and the selector terms use), ``models`` (where an MJCF comes from),
 ``actuators`` (how the joints are driven), ``assembly`` (the MJCF, its entities and the
 engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
@@ -23,7 +26,7 @@ from robolearn.scene.actuators import (
     pd_gains,
     reflected_inertia,
 )
-from robolearn.scene.config import NewtonCfg, SceneCfg, SimCfg
+from robolearn.scene.config import SceneCfg
 from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg, FrameCfg, SceneEntityCfg
 from robolearn.scene.init_state import InitStateCfg
@@ -39,6 +42,7 @@ from robolearn.scene.sensors import (
     RayCasterCfg,
     SensorCfg,
 )
+from robolearn.sim.config import NewtonCfg, SimCfg  # the engines' settings, re-exported
 
 __all__ = [
     "ActuatorNetCfg",

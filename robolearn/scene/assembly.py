@@ -3,12 +3,14 @@ sim settings, build."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
 from robolearn.scene.actuators import DrivenJoint, apply_actuators
-from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.config import SceneCfg
 from robolearn.scene.contact_sensors import add_contact_sensors
 from robolearn.scene.delay import add_model_delays, model_delays
 from robolearn.scene.entities import ROBOT, EntityCfg
@@ -17,8 +19,9 @@ from robolearn.scene.init_state import add_init_keyframe
 from robolearn.scene.models import resolve_model_path
 from robolearn.scene.names import match_names
 from robolearn.scene.sensors.camera import add_model_cameras
-from robolearn.sim import Engine, compile_model, load_spec, make_engine
+from robolearn.sim import Engine, SimCfg, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
+from robolearn.sim.options import apply_sim_options
 from robolearn.sim.stability import check_timestep
 from robolearn.terrain import TerrainGrid, add_terrain
 
@@ -41,7 +44,7 @@ def build_engine(
     if cfg.edit is not None:
         cfg.edit(spec)
     driven = apply_actuators(spec, cfg.actuators)
-    apply_sim_options(spec, sim)
+    apply_sim_options(spec.option, sim)  # before compiling: the timestep is checked below
     add_model_delays(spec, driven)
     separate_foot_geoms(spec, cfg.feet)
     if cfg.entities:
@@ -65,88 +68,18 @@ def build_engine(
     check_timestep(
         model, model.key(cfg.default_keyframe).qpos if cfg.default_keyframe else None, explicit
     )
+    # each env's lags of MuJoCo's delayed loops are its own
+    delays = ("actuator_delay",) if model_delays(driven) else ()
     engine = make_engine(
         model,
         cfg.num_envs,
-        sim.engine,
-        nthread=sim.nthread,
-        newton_solver=sim.newton.solver,
-        newton_substeps=sim.newton.substeps,
-        newton_differentiable=sim.newton.differentiable,
+        replace(sim, per_env_fields=tuple(sim.per_env_fields) + delays),
         spec=spec,
-        # each env's lags of MuJoCo's delayed loops are its own
-        per_env_fields=tuple(sim.per_env_fields)
-        + (("actuator_delay",) if model_delays(driven) else ()),
-        nconmax=sim.nconmax,
-        njmax=sim.njmax,
         # the env's own buffers (observations, commands, the scene's state in float32...):
         # about half the cpu engine's fields for our tasks (measured 0.3-0.5x)
         reserve_per_env=field_bytes_per_env(model) // 2,
     )
-    engine.max_speed = float(sim.max_speed)
-    if sim.newton.friction_stiffness is not None:
-        if not engine.name.startswith("newton"):
-            raise RobolearnError(
-                "env.sim.newton.friction_stiffness is a setting of the newton engines' own "
-                f"solvers; this scene runs on {engine.name}"
-            )
-        engine.set_friction_stiffness(sim.newton.friction_stiffness)
     return engine, driven
-
-
-def apply_sim_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
-    """Write ``sim``'s timestep and gravity, where set, over the MJCF's ``<option>``."""
-    if sim.physics_dt is not None:
-        if sim.physics_dt <= 0:
-            raise RobolearnError(f"sim.physics_dt must be > 0, got {sim.physics_dt}")
-        spec.option.timestep = sim.physics_dt
-    if not sim.max_speed > 0:  # NaN fails too
-        raise RobolearnError(
-            f"sim.max_speed must be > 0 (m/s, rad/s; inf for none), got {sim.max_speed}"
-        )
-    if sim.gravity is not None:
-        gravity = [float(g) for g in sim.gravity]
-        if len(gravity) != 3:
-            raise RobolearnError(f"sim.gravity must be 3 numbers (x, y, z), got {sim.gravity}")
-        spec.option.gravity = gravity
-    apply_solver_options(spec, sim)
-
-
-_CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
-
-
-_INTEGRATORS = {
-    "euler": mujoco.mjtIntegrator.mjINT_EULER,
-    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
-    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
-    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
-}
-
-
-def apply_solver_options(spec: mujoco.MjSpec, sim: SimCfg) -> None:
-    """Write ``sim``'s integrator, friction cone and solver budget, where set, over the
-    MJCF's."""
-    if sim.integrator is not None:
-        if sim.integrator not in _INTEGRATORS:
-            raise RobolearnError(
-                f"sim.integrator must be one of {', '.join(_INTEGRATORS)}, got {sim.integrator!r}"
-            )
-        spec.option.integrator = _INTEGRATORS[sim.integrator]
-    if sim.cone is not None:
-        if sim.cone not in _CONES:
-            raise RobolearnError(f"sim.cone must be one of {', '.join(_CONES)}, got {sim.cone!r}")
-        spec.option.cone = _CONES[sim.cone]
-    if sim.impratio is not None:
-        if not sim.impratio >= 1:  # NaN fails too
-            raise RobolearnError(f"sim.impratio must be >= 1, got {sim.impratio}")
-        spec.option.impratio = float(sim.impratio)
-    for name in ("iterations", "ls_iterations"):
-        value = getattr(sim, name)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise RobolearnError(f"sim.{name} must be a whole number >= 1, got {value!r}")
-        setattr(spec.option, name, value)
 
 
 def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | None) -> None:

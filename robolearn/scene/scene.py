@@ -21,7 +21,7 @@ from robolearn.math import columns_of, quat_rotate, quat_rotate_inverse, take_co
 from robolearn.scene.actuators import DrivenJoint
 from robolearn.scene.assembly import build_engine
 from robolearn.scene.cache import fixed, names_key, per_step
-from robolearn.scene.config import SceneCfg, SimCfg
+from robolearn.scene.config import SceneCfg
 from robolearn.scene.defaults import default_state
 from robolearn.scene.delay import ModelDelay, model_delays
 from robolearn.scene.drive import Drive
@@ -37,7 +37,7 @@ from robolearn.scene.sensor_errors import SensorErrors
 from robolearn.scene.sensors import Sensor, SensorCfg
 from robolearn.scene.sensors.ray_groups import RayGroups
 from robolearn.scene.terrain import SceneTerrain
-from robolearn.sim import Engine
+from robolearn.sim import Engine, SimCfg
 from robolearn.terrain import generate
 
 __all__ = ["JointColumns", "Scene", "SceneCfg", "SimCfg", "match_names"]

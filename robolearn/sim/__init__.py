@@ -1,7 +1,8 @@
 """Vectorized physics engines; the only package that touches ``mujoco.batch``, warp or newton.
 
->>> from robolearn.sim import make_engine
+>>> from robolearn.sim import SimCfg, make_engine
 >>> engine = make_engine("humanoid/humanoid.xml", num_envs=1024)   # doctest: +SKIP
+>>> cpu = make_engine("humanoid/humanoid.xml", 64, SimCfg(engine="cpu"))   # doctest: +SKIP
 >>> engine.ctrl[:] = targets; engine.step(4); engine.qpos   # views of engine memory
 
 Engines: ``cpu`` (MuJoCo's batch engine on a thread pool, float64), ``cuda`` (MuJoCo Warp
@@ -19,15 +20,15 @@ engine is made: see :mod:`robolearn.sim.messages`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import mujoco
 import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.sim import messages
+from robolearn.sim.config import NewtonCfg, SimCfg
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
 from robolearn.sim.model import CONTACT_FORCE_SENSOR, ModelSource, compile_model, load_spec
+from robolearn.sim.options import apply_sim_options
 from robolearn.sim.timer import EngineTimer
 
 ENGINES = ("auto", "cpu", "cuda", "warp-cpu", "newton", "newton-cpu")
@@ -38,6 +39,8 @@ __all__ = [
     "ENGINES",
     "Engine",
     "EngineTimer",
+    "NewtonCfg",
+    "SimCfg",
     "compile_model",
     "load_spec",
     "make_engine",
@@ -76,78 +79,81 @@ def resolve_engine(engine: str) -> str:
 def make_engine(
     model: ModelSource | mujoco.MjModel,
     num_envs: int,
-    engine: str = "auto",
+    sim_cfg: SimCfg | None = None,
     *,
-    nthread: int | None = None,
-    newton_solver: str = "mujoco",
-    newton_substeps: int | None = None,
-    newton_differentiable: bool = False,
     spec: mujoco.MjSpec | None = None,
-    per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
-    nconmax: int | None = None,
-    njmax: int | None = None,
-    cuda_graph: bool = True,
     reserve_per_env: int = 0,
 ) -> Engine:
-    """Build ``num_envs`` simulations of a model on an engine.
+    """Build ``num_envs`` simulations of a model on the engine ``sim_cfg`` names.
+
+    One config, :class:`SimCfg`, carries every engine option, so that a bare engine and a
+    scene's engine (``env.sim``) are built from the same list, and a new option is added
+    in one place.
 
     Args:
         model: an MJCF file path, an MJCF string, a ``mujoco.MjSpec``, or a model that
             :func:`compile_model` compiled.
         num_envs: number of parallel simulations (>= 1).
-        engine: ``auto``, ``cpu``, ``cuda`` (or ``cuda:N``), ``warp-cpu``, ``newton`` or
-            ``newton-cpu``.
-        nthread: threads of the ``cpu`` engine; default all cores this process may use.
-        newton_solver, newton_substeps: the Newton engines' solver
-            (:data:`robolearn.sim.newton_engine.SOLVERS`) and solver steps per physics
-            step (None: the solver's default); ``newton_differentiable`` builds the
-            engine for gradients (:meth:`NewtonEngine.differentiate_next_step`).
+        sim_cfg: the engine and its settings; None for ``SimCfg()`` (engine ``auto``:
+            ``cuda`` where available, else ``cpu``). Its physics options (``physics_dt``,
+            ``gravity``, ``integrator``, ...), where set, are written over the model's
+            own: into the compiled model (and ``spec``) in place when a compiled model is
+            given.
         spec: the spec a compiled ``model`` came from, which the Newton engines import
             (Newton reads MJCF); not needed when ``model`` is a source.
-        per_env_fields: model fields that get per-env values (domain randomization).
-        nconmax, njmax: contact and constraint capacity per env on the Warp engines;
-            default measured on the model (:mod:`robolearn.sim.capacity`).
-        cuda_graph: on the Warp engines, replay ``step(n)``, ``forward`` and the reset
-            from captured graphs (CUDA graphs on ``cuda``, Warp's CPU graphs on
-            ``warp-cpu``); False launches their kernels one by one.
         reserve_per_env: bytes the caller will allocate per env beside the engine (an
             env's buffers), counted in the memory check made before anything is allocated.
 
     Raises:
         RobolearnError: unknown engine, num_envs < 1, an MJCF that does not compile, a
-            model feature the chosen engine lacks, or more envs than the memory holds
-            (:mod:`robolearn.sim.memory`).
+            bad setting, a model feature the chosen engine lacks, or more envs than the
+            memory holds (:mod:`robolearn.sim.memory`).
     """
-    name = resolve_engine(engine)
+    sim_cfg = SimCfg() if sim_cfg is None else sim_cfg
+    if not isinstance(sim_cfg, SimCfg):
+        raise RobolearnError(
+            f"make_engine's third argument is a SimCfg, got {sim_cfg!r} (the engine's name "
+            "goes in it: make_engine(model, num_envs, SimCfg(engine='cpu')))"
+        )
+    name = resolve_engine(sim_cfg.engine)
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise RobolearnError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    if sim_cfg.newton.friction_stiffness is not None and not name.startswith("newton"):
+        raise RobolearnError(
+            "env.sim.newton.friction_stiffness is a setting of the newton engines' own "
+            f"solvers; this scene runs on {name}"
+        )
     # Before anything steps: a diverging task would otherwise print a line per env per step.
     messages.install()
-    warp_options = dict(
-        per_env_fields=per_env_fields,
-        nconmax=nconmax,
-        njmax=njmax,
-        cuda_graph=cuda_graph,
-        reserve_per_env=reserve_per_env,
-    )
     if name.startswith("newton"):
-        solver = (newton_solver, newton_substeps, newton_differentiable)
-        return _newton_engine(name, model, num_envs, spec, *solver, **warp_options)
+        engine = _newton_engine(name, model, num_envs, spec, sim_cfg, reserve_per_env)
+    else:
+        engine = _mujoco_engine(name, _compiled(model, sim_cfg), num_envs, sim_cfg, reserve_per_env)
+    engine.max_speed = float(sim_cfg.max_speed)
+    return engine
+
+
+def _compiled(model: ModelSource | mujoco.MjModel, sim_cfg: SimCfg) -> mujoco.MjModel:
+    """The compiled model with ``sim_cfg``'s physics options over the MJCF's: written into
+    ``model.opt``, which MuJoCo reads at every step (a scene wrote them into its spec
+    before compiling, to check the timestep; here they are written again, unchanged)."""
     mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
+    apply_sim_options(mj_model.opt, sim_cfg)
+    return mj_model
+
+
+def _mujoco_engine(
+    name: str, model: mujoco.MjModel, num_envs: int, sim_cfg: SimCfg, reserve_per_env: int
+) -> Engine:
+    """:func:`make_engine` of ``cpu`` (MuJoCo's batch) or the MuJoCo Warp engines."""
     if name == "cpu":
         from robolearn.sim.cpu import CpuEngine
 
-        return CpuEngine(
-            mj_model,
-            num_envs,
-            nthread=nthread,
-            per_env_fields=per_env_fields,
-            reserve_per_env=reserve_per_env,
-        )
+        return CpuEngine(model, num_envs, sim_cfg, reserve_per_env=reserve_per_env)
     from robolearn.sim.mjwarp import WarpEngine
 
     device = "cpu" if name == "warp-cpu" else (name if ":" in name else "cuda:0")
-    return WarpEngine(mj_model, num_envs, device=device, **warp_options)
+    return WarpEngine(model, num_envs, sim_cfg, device=device, reserve_per_env=reserve_per_env)
 
 
 def _newton_engine(
@@ -155,15 +161,13 @@ def _newton_engine(
     model: ModelSource | mujoco.MjModel,
     num_envs: int,
     spec: mujoco.MjSpec | None,
-    solver: str,
-    substeps: int | None,
-    differentiable: bool,
-    **options,
+    sim_cfg: SimCfg,
+    reserve_per_env: int,
 ) -> Engine:
     """:func:`make_engine` of ``newton`` or ``newton-cpu``: Newton imports the MJCF."""
     from robolearn.sim.newton_engine import NewtonEngine, check_solver
 
-    check_solver(solver, substeps)
+    check_solver(sim_cfg.newton.solver, sim_cfg.newton.substeps)
     if spec is None and isinstance(model, mujoco.MjModel):
         raise RobolearnError(
             "the newton engines import the model's MJCF: pass the spec it was compiled "
@@ -171,15 +175,9 @@ def _newton_engine(
         )
     if spec is None:
         spec = load_spec(model)
-    mj_model = model if isinstance(model, mujoco.MjModel) else compile_model(model)
+    apply_sim_options(spec.option, sim_cfg)  # Newton reads the MJCF's <option> too
+    mj_model = _compiled(model, sim_cfg)
     device = "cpu" if name == "newton-cpu" else "cuda:0"
     return NewtonEngine(
-        mj_model,
-        num_envs,
-        spec,
-        device=device,
-        solver=solver,
-        substeps=substeps,
-        differentiable=differentiable,
-        **options,
+        mj_model, num_envs, spec, sim_cfg, device=device, reserve_per_env=reserve_per_env
     )

@@ -9,14 +9,13 @@ steps each simulation on one thread, so more threads only change which thread ru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import mujoco
 import numpy as np
 import torch
 from mujoco import batch as mjbatch
 
-from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, MAX_STATE_VALUE, Engine
+from robolearn.sim.config import SimCfg
+from robolearn.sim.engine import MAX_STATE_VALUE, Engine
 from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env, require
 from robolearn.threads import available_cores
 
@@ -54,18 +53,18 @@ class CpuEngine(Engine):
         self,
         model: mujoco.MjModel,
         num_envs: int,
-        nthread: int | None = None,
-        per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
+        sim: SimCfg,
         reserve_per_env: int = 0,
     ) -> None:
-        """``reserve_per_env``: bytes the caller will allocate per env beside the engine (an
+        """``sim``: the settings this engine reads (``nthread``, ``per_env_fields``);
+        ``reserve_per_env``: bytes the caller will allocate per env beside the engine (an
         env's buffers), counted with the engine's own when the memory is checked before
         anything is allocated (:mod:`robolearn.sim.memory`)."""
-        super().__init__(model, num_envs, torch.device("cpu"), per_env_fields)
-        per_env = field_bytes_per_env(model) + model_field_bytes_per_env(model, per_env_fields)
-        per_env += reserve_per_env
+        super().__init__(model, num_envs, torch.device("cpu"), sim.per_env_fields)
+        per_env = field_bytes_per_env(model)
+        per_env += model_field_bytes_per_env(model, self.per_env_fields) + reserve_per_env
         require(per_env * self.num_envs, self.device, f"{num_envs:,} envs", self.num_envs)
-        self.nthread = int(nthread) if nthread else available_cores()
+        self.nthread = int(sim.nthread) if sim.nthread else available_cores()
         self.batch = mjbatch.Batch(model, self.num_envs, self.nthread)
         b = self.batch
         # Derived fields must be bound before the first call: the batch copies out only

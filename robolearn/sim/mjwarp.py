@@ -19,7 +19,7 @@ import re
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import mujoco
@@ -28,7 +28,8 @@ import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.sim.capacity import default_capacity
-from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+from robolearn.sim.config import SimCfg
+from robolearn.sim.engine import Engine
 from robolearn.sim.memory import model_field_bytes_per_env, require
 
 
@@ -166,9 +167,10 @@ def _gc_paused() -> Iterator[None]:
 class WarpEngine(Engine):
     """Many simulations on MuJoCo Warp, one warp "world" per env; float32 fields.
 
-    ``reserve_per_env``: bytes the caller will allocate per env on the same device beside
-    the engine (an env's buffers), counted with the engine's own when the memory is checked
-    before anything is allocated (:mod:`robolearn.sim.memory`).
+    ``sim``: the settings this engine reads (``per_env_fields``, ``nconmax``, ``njmax``,
+    ``cuda_graph``). ``reserve_per_env``: bytes the caller will allocate per env on the
+    same device beside the engine (an env's buffers), counted with the engine's own when
+    the memory is checked before anything is allocated (:mod:`robolearn.sim.memory`).
     """
 
     dtype = torch.float32
@@ -177,18 +179,16 @@ class WarpEngine(Engine):
         self,
         model: mujoco.MjModel,
         num_envs: int,
+        sim: SimCfg,
         device: str = "cuda:0",
-        per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
-        nconmax: int | None = None,
-        njmax: int | None = None,
-        cuda_graph: bool = True,
         reserve_per_env: int = 0,
     ) -> None:
         wp, mjw = _import_warp()
         self._wp, self._mjw = wp, mjw
         self.wp_device = wp.get_device(device)
         self.name = "cuda" if self.wp_device.is_cuda else "warp-cpu"
-        super().__init__(model, num_envs, torch.device(str(self.wp_device)), per_env_fields)
+        super().__init__(model, num_envs, torch.device(str(self.wp_device)), sim.per_env_fields)
+        nconmax, njmax = sim.nconmax, sim.njmax
         unbatchable = sorted(set(self.per_env_fields) - batchable_fields())
         if unbatchable:
             raise RobolearnError(
@@ -230,7 +230,7 @@ class WarpEngine(Engine):
         self._jac_buffers: tuple | None = None  # (jacp, jacr), made at the first jacobian()
         self._ray_buffers: dict[int, tuple] = {}  # by rays per world, made at first use
         self._wp_streams: dict[int, object] = {}  # torch stream handle -> its warp stream
-        self._use_graph = bool(cuda_graph)
+        self._use_graph = bool(sim.cuda_graph)
         if self._use_graph:
             reason = graphs_unsupported(wp, self.wp_device, self.m)
             if reason:
@@ -246,7 +246,7 @@ class WarpEngine(Engine):
                         else ""
                     )
                     + ": several times slower per step at small and medium env counts "
-                    "(cuda_graph=False chooses this without the warning)",
+                    "(sim.cuda_graph=False chooses this without the warning)",
                     RuntimeWarning,
                     stacklevel=3,
                 )

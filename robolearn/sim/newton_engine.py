@@ -30,14 +30,14 @@ import dataclasses
 import math
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 import mujoco
 import numpy as np
 import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
-from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS
+from robolearn.sim.config import SimCfg
 from robolearn.sim.mjwarp import WarpEngine
 
 #: Newton's solvers the engine runs, by the name ``env.sim.newton.solver`` takes.
@@ -129,11 +129,12 @@ class NewtonEngine(WarpEngine):
     Args:
         model: robolearn's compiled model (it holds the state and computes derived fields).
         spec: the spec ``model`` was compiled from; Newton imports it as MJCF.
-        solver: one of :data:`SOLVERS`.
-        substeps: solver steps per physics step; None for :func:`default_substeps`.
-        differentiable: build Newton's model for gradients, so that
-            :meth:`differentiate_next_step` can record a step (a differentiable solver
-            only, :data:`~robolearn.sim.newton_grad.DIFFERENTIABLE_SOLVERS`).
+        sim: the settings; ``sim.newton`` chooses the solver (one of :data:`SOLVERS`), its
+            substeps per physics step (None for :func:`default_substeps`), whether
+            Newton's model is built for gradients, so that :meth:`differentiate_next_step`
+            can record a step (a differentiable solver only,
+            :data:`~robolearn.sim.newton_grad.DIFFERENTIABLE_SOLVERS`), and the shapes'
+            friction stiffness (Newton's own solvers).
     """
 
     def __init__(
@@ -141,28 +142,16 @@ class NewtonEngine(WarpEngine):
         model: mujoco.MjModel,
         num_envs: int,
         spec: mujoco.MjSpec,
+        sim: SimCfg,
         device: str = "cuda:0",
-        solver: str = "mujoco",
-        substeps: int | None = None,
-        differentiable: bool = False,
-        per_env_fields: Sequence[str] = DEFAULT_PER_ENV_FIELDS,
-        nconmax: int | None = None,
-        njmax: int | None = None,
-        cuda_graph: bool = True,
         reserve_per_env: int = 0,
     ) -> None:
+        solver, substeps = sim.newton.solver, sim.newton.substeps
+        differentiable = sim.newton.differentiable
+        nconmax, njmax = sim.nconmax, sim.njmax
         check_solver(solver, substeps)
         self._init_gradients(differentiable, solver, device)
-        super().__init__(
-            model,
-            num_envs,
-            device=device,
-            per_env_fields=per_env_fields,
-            nconmax=nconmax,
-            njmax=njmax,
-            cuda_graph=cuda_graph,
-            reserve_per_env=reserve_per_env,
-        )
+        super().__init__(model, num_envs, sim, device=device, reserve_per_env=reserve_per_env)
         self.name = "newton" if self.wp_device.is_cuda else "newton-cpu"
         self.solver_name = solver
         self.substeps = substeps or default_substeps(solver, self.physics_dt)
@@ -212,6 +201,8 @@ class NewtonEngine(WarpEngine):
         )
         self._synced: dict[str, Callable[[], None]] = {}
         wp.synchronize_device(self.wp_device)
+        if sim.newton.friction_stiffness is not None:
+            self.set_friction_stiffness(sim.newton.friction_stiffness)
 
     # ---- building ---------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from conftest import SLIDER_XML, stand_state
 
-from robolearn.sim import make_engine, messages
+from robolearn.sim import SimCfg, make_engine, messages
 
 
 def random_ctrl(engine, generator: torch.Generator) -> torch.Tensor:
@@ -33,7 +33,7 @@ def rollout(engine, steps: int, seed: int) -> torch.Tensor:
 
 
 def test_fields_are_views_of_batch_memory(humanoid_scene):
-    engine = make_engine(humanoid_scene, 4, "cpu")
+    engine = make_engine(humanoid_scene, 4, SimCfg(engine="cpu"))
     batch = engine.batch
     for name in ("qpos", "qvel", "ctrl", "xpos", "xquat", "sensordata", "cfrc_ext", "qacc"):
         assert getattr(engine, name).data_ptr() == batch.bind(name).ctypes.data, name
@@ -43,7 +43,7 @@ def test_fields_are_views_of_batch_memory(humanoid_scene):
 
 
 def test_ctrl_written_through_torch_drives_the_next_step(humanoid_scene):
-    engine = make_engine(humanoid_scene, 2, "cpu")
+    engine = make_engine(humanoid_scene, 2, SimCfg(engine="cpu"))
     qpos0, ctrl0 = stand_state(engine)
     engine.reset(qpos=qpos0)
     qpos_view = engine.qpos
@@ -59,8 +59,8 @@ def test_ctrl_written_through_torch_drives_the_next_step(humanoid_scene):
 
 
 def test_subset_reset_leaves_other_envs_untouched(humanoid_scene):
-    ref = make_engine(humanoid_scene, 6, "cpu")
-    eng = make_engine(humanoid_scene, 6, "cpu")
+    ref = make_engine(humanoid_scene, 6, SimCfg(engine="cpu"))
+    eng = make_engine(humanoid_scene, 6, SimCfg(engine="cpu"))
     for e in (ref, eng):
         e.reset(qpos=stand_state(e)[0])
     gen_a, gen_b = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
@@ -81,7 +81,7 @@ def test_subset_reset_leaves_other_envs_untouched(humanoid_scene):
 
 
 def test_reset_to_given_state_makes_derived_fields_current(humanoid_scene):
-    engine = make_engine(humanoid_scene, 3, "cpu")
+    engine = make_engine(humanoid_scene, 3, SimCfg(engine="cpu"))
     qpos0, _ = stand_state(engine)
     qpos = qpos0.repeat(2, 1)
     qpos[:, 0] = torch.tensor([1.0, -2.0])  # move the root in x
@@ -93,7 +93,7 @@ def test_reset_to_given_state_makes_derived_fields_current(humanoid_scene):
 
 
 def test_per_env_friction_changes_only_that_env():
-    engine = make_engine(SLIDER_XML, 4, "cpu")
+    engine = make_engine(SLIDER_XML, 4, SimCfg(engine="cpu"))
     friction = engine.model_field("geom_friction")
     box = engine.model.geom("box").id
     floor = engine.model.geom("floor").id
@@ -108,7 +108,7 @@ def test_per_env_friction_changes_only_that_env():
 
 
 def test_per_env_mass_changes_only_that_env():
-    engine = make_engine(SLIDER_XML, 3, "cpu")
+    engine = make_engine(SLIDER_XML, 3, SimCfg(engine="cpu"))
     box = engine.model.body("box").id
     engine.model_field("body_mass")[1, box] = 4.0
     engine.reset()
@@ -123,7 +123,7 @@ def test_a_mass_change_moves_a_simple_body_as_its_new_mass_after_set_const():
     """MuJoCo treats a free body with one geom as "simple" and computes its mass matrix
     from body_mass once: without set_const a 4 kg box accelerates under 10 N like the 1 kg
     box it was compiled as (gravity alone, m g, does use the new mass)."""
-    engine = make_engine(SLIDER_XML, 3, "cpu")
+    engine = make_engine(SLIDER_XML, 3, SimCfg(engine="cpu"))
     box = engine.model.body("box").id
     engine.model_field("body_mass")[1, box] = 4.0
     engine.reset()
@@ -136,16 +136,16 @@ def test_a_mass_change_moves_a_simple_body_as_its_new_mass_after_set_const():
 
 
 def test_bit_identical_across_thread_counts_and_runs(humanoid_scene):
-    one = rollout(make_engine(humanoid_scene, 8, "cpu", nthread=1), 40, seed=3)
-    two = rollout(make_engine(humanoid_scene, 8, "cpu", nthread=2), 40, seed=3)
-    again = rollout(make_engine(humanoid_scene, 8, "cpu", nthread=2), 40, seed=3)
+    one = rollout(make_engine(humanoid_scene, 8, SimCfg(engine="cpu", nthread=1)), 40, seed=3)
+    two = rollout(make_engine(humanoid_scene, 8, SimCfg(engine="cpu", nthread=2)), 40, seed=3)
+    again = rollout(make_engine(humanoid_scene, 8, SimCfg(engine="cpu", nthread=2)), 40, seed=3)
     assert torch.equal(one, two)
     assert torch.equal(two, again)
     assert not torch.equal(one[-1, 0], one[-1, 1])  # the envs did different things
 
 
 def test_bit_identical_to_a_plain_mj_step_loop(humanoid_scene):
-    engine = make_engine(humanoid_scene, 3, "cpu")
+    engine = make_engine(humanoid_scene, 3, SimCfg(engine="cpu"))
     trajectory = rollout(engine, 30, seed=7)
     model = engine.model
     gen = torch.Generator().manual_seed(7)
@@ -162,7 +162,7 @@ def test_bit_identical_to_a_plain_mj_step_loop(humanoid_scene):
 
 
 def test_contact_forces_carry_the_robot_weight(humanoid_scene):
-    engine = make_engine(humanoid_scene, 2, "cpu")
+    engine = make_engine(humanoid_scene, 2, SimCfg(engine="cpu"))
     qpos0, ctrl0 = stand_state(engine)
     engine.reset(qpos=qpos0)
     engine.ctrl[:] = ctrl0
@@ -176,7 +176,7 @@ def test_contact_forces_carry_the_robot_weight(humanoid_scene):
 
 
 def test_body_velocity_matches_mujoco(humanoid_scene):
-    engine = make_engine(humanoid_scene, 2, "cpu")
+    engine = make_engine(humanoid_scene, 2, SimCfg(engine="cpu"))
     gen = torch.Generator().manual_seed(0)
     qvel = torch.randn(2, engine.model.nv, generator=gen, dtype=torch.float64)
     engine.reset(qpos=stand_state(engine)[0], qvel=qvel)
@@ -194,7 +194,7 @@ def test_body_velocity_matches_mujoco(humanoid_scene):
 
 
 def test_diverged_env_is_reported_once_and_alone(humanoid_scene):
-    engine = make_engine(humanoid_scene, 4, "cpu")
+    engine = make_engine(humanoid_scene, 4, SimCfg(engine="cpu"))
     engine.reset(qpos=stand_state(engine)[0])
     engine.qvel[2, 0] = float("nan")
     engine.step(1)  # MuJoCo resets simulation 2 inside the step and warns
@@ -208,7 +208,7 @@ def test_diverged_env_is_reported_once_and_alone(humanoid_scene):
 
 
 def test_diverged_is_the_check_and_nonfinite_its_older_name(humanoid_scene):
-    engine = make_engine(humanoid_scene, 3, "cpu")
+    engine = make_engine(humanoid_scene, 3, SimCfg(engine="cpu"))
     engine.reset(qpos=stand_state(engine)[0])
     engine.qvel[1, 0] = float("nan")
     engine.step(1)
@@ -219,7 +219,7 @@ def test_diverged_is_the_check_and_nonfinite_its_older_name(humanoid_scene):
 
 
 def test_engine_times_its_own_calls_only_when_asked(humanoid_scene):
-    engine = make_engine(humanoid_scene, 4, "cpu")
+    engine = make_engine(humanoid_scene, 4, SimCfg(engine="cpu"))
     assert engine.timer is None
     with engine.timed() as timer:
         engine.reset(qpos=stand_state(engine)[0])  # forwards the reset envs inside
@@ -243,7 +243,10 @@ def test_engine_times_its_own_calls_only_when_asked(humanoid_scene):
 
 @pytest.mark.parametrize("nthread", [1, 2])
 def test_thread_count_is_honoured(humanoid_scene, nthread):
-    assert make_engine(humanoid_scene, 4, "cpu", nthread=nthread).batch.nthread == nthread
+    assert (
+        make_engine(humanoid_scene, 4, SimCfg(engine="cpu", nthread=nthread)).batch.nthread
+        == nthread
+    )
 
 
 # A box on a slide joint pushed by an unlimited motor (tests/assets/exploding_slider.xml).
@@ -254,7 +257,7 @@ def test_env_diverging_in_every_step_is_reported_in_every_step():
     """MuJoCo's reset inside mj_step zeroes the warning counters and counts the warning
     again, so an env that diverges in every step holds 1 after each step: it was reported
     the first time only, and then trained on as if healthy."""
-    engine = make_engine(EXPLODING, 3, "cpu")
+    engine = make_engine(EXPLODING, 3, SimCfg(engine="cpu"))
     engine.model_field("actuator_gainprm")[1, 0, 0] = 1e12  # env 1: 1e12 N on 1 kg (bad qacc)
     engine.reset()
     for _ in range(5):
@@ -274,14 +277,14 @@ def test_env_diverging_in_every_step_is_reported_in_every_step():
 def test_mujoco_warnings_are_rate_limited_per_kind(capfd):
     """A diverging env warns in every step once reset: without a limit, thousands of lines
     per iteration (18k in 3 iterations of cartpole); with it, one per kind per interval."""
-    make_engine(EXPLODING, 1, "cpu")
+    make_engine(EXPLODING, 1, SimCfg(engine="cpu"))
     assert mujoco.get_mju_user_warning() is messages._limiter  # installed by make_engine
     lines: list[str] = []
     limiter = messages.WarningLimiter(interval_s=3600, write=lines.append)
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(limiter)
     try:
-        engine = make_engine(EXPLODING, 64, "cpu", nthread=2)
+        engine = make_engine(EXPLODING, 64, SimCfg(engine="cpu", nthread=2))
         engine.model_field("actuator_gainprm")[:, 0, 0] = 1e12
         engine.reset()
         for _ in range(20):

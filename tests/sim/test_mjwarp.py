@@ -7,14 +7,14 @@ import torch
 from conftest import stand, stand_state
 
 from robolearn.errors import RobolearnError
-from robolearn.sim import make_engine
+from robolearn.sim import SimCfg, make_engine
 
 pytestmark = pytest.mark.warp
 
 
 @pytest.fixture(scope="module")
 def warp_engine(humanoid_scene):
-    return make_engine(humanoid_scene, 4, "warp-cpu")
+    return make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu"))
 
 
 def test_fields_are_views_of_warp_arrays(warp_engine):
@@ -48,7 +48,7 @@ def test_subset_reset_leaves_other_envs_untouched(humanoid_scene, warp_engine):
     assert torch.equal(e.qvel[1:3], before[1][1:3])
     assert torch.equal(e.qpos[0], torch.as_tensor(e.model.qpos0, dtype=torch.float32))
     # and they continue exactly as an engine that never reset anything
-    ref = make_engine(humanoid_scene, 4, "warp-cpu")
+    ref = make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu"))
     stand(ref)
     ref.step(10)
     ctrl = ref.ctrl.clone()
@@ -67,7 +67,7 @@ def test_parity_with_the_cpu_engine(humanoid_scene, warp_engine):
     differ most). The bounds below give 20x headroom on those measurements; a wrong joint
     order, a missing actuator or another solver setting shows up at 1e-2 or more.
     """
-    cpu = make_engine(humanoid_scene, 2, "cpu")
+    cpu = make_engine(humanoid_scene, 2, SimCfg(engine="cpu"))
     wrp = warp_engine
     for e in (cpu, wrp):
         stand(e)
@@ -97,17 +97,17 @@ def test_a_feature_mujoco_warp_lacks_is_a_clear_error():
     xml = """<mujoco><option solver="PGS"/><worldbody><body><freejoint/>
              <geom size="0.1"/></body></worldbody></mujoco>"""
     with pytest.raises(RobolearnError, match=r"warp-cpu engine \(MuJoCo Warp\).*PGS"):
-        make_engine(xml, 2, "warp-cpu")
-    make_engine(xml, 2, "cpu")  # the cpu engine runs it
+        make_engine(xml, 2, SimCfg(engine="warp-cpu"))
+    make_engine(xml, 2, SimCfg(engine="cpu"))  # the cpu engine runs it
 
 
 def test_per_env_field_warp_cannot_batch_is_a_clear_error(humanoid_scene):
     # geom_fluid has per-env values on the cpu engine, but MuJoCo Warp holds it once
-    make_engine(humanoid_scene, 2, "cpu", per_env_fields=["geom_fluid"])
+    make_engine(humanoid_scene, 2, SimCfg(engine="cpu", per_env_fields=["geom_fluid"]))
     with pytest.raises(
         RobolearnError, match="MuJoCo Warp cannot hold per-env values of geom_fluid"
     ):
-        make_engine(humanoid_scene, 2, "warp-cpu", per_env_fields=["geom_fluid"])
+        make_engine(humanoid_scene, 2, SimCfg(engine="warp-cpu", per_env_fields=["geom_fluid"]))
 
 
 def test_humanoid_walk_task_steps_on_warp_cpu():
@@ -131,7 +131,7 @@ def test_contact_overflow_is_reported_once():
     xml = """<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
              <body pos="0 0 3"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
              </worldbody></mujoco>"""
-    e = make_engine(xml, 2, "warp-cpu", nconmax=1)
+    e = make_engine(xml, 2, SimCfg(engine="warp-cpu", nconmax=1))
     e.step(1)
     assert not e.diverged().any()  # both boxes in the air: no contacts yet
     on_floor = torch.tensor([0, 0, 0.099, 1, 0, 0, 0], dtype=e.dtype)
@@ -176,7 +176,7 @@ def test_capacity_below_the_initial_contacts_is_a_clear_error():
              <body pos="0 0 0.099"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
              </worldbody></mujoco>"""
     with pytest.raises(RobolearnError, match=r"cannot hold this model's initial state.*nconmax"):
-        make_engine(xml, 2, "warp-cpu", nconmax=1)
+        make_engine(xml, 2, SimCfg(engine="warp-cpu", nconmax=1))
 
 
 def test_final_obs_of_a_single_term_group_outlives_the_reset():
@@ -310,8 +310,8 @@ def test_graph_replays_equal_plain_launches_exactly(humanoid_scene):
     the same, bit for bit (warp's CPU device runs a replay's launches as the plain calls
     run them, in the same order on the same memory: measured identical over 70 steps, so
     no tolerance), through partial resets and per-env model writes between replays."""
-    graphed = make_engine(humanoid_scene, 4, "warp-cpu")
-    plain = make_engine(humanoid_scene, 4, "warp-cpu", cuda_graph=False)
+    graphed = make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu"))
+    plain = make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu", cuda_graph=False))
     graphed.prepare(2)
     graphs = dict(graphed._graphs)
     assert set(graphs) == {("step", 2), "forward", "reset", "forward_if_any_reset"}
@@ -357,7 +357,7 @@ def test_graph_replays_equal_plain_launches_exactly(humanoid_scene):
 def test_prepare_captures_up_front_and_other_counts_later(humanoid_scene, monkeypatch):
     from robolearn.sim.mjwarp import WarpEngine
 
-    e = make_engine(humanoid_scene, 2, "warp-cpu")
+    e = make_engine(humanoid_scene, 2, SimCfg(engine="warp-cpu"))
     assert e._graphs == {}  # construction captures nothing
     e.prepare(3)
     assert set(e._graphs) == {("step", 3), "forward", "reset", "forward_if_any_reset"}
@@ -379,7 +379,7 @@ def test_prepare_captures_up_front_and_other_counts_later(humanoid_scene, monkey
     assert torch.isfinite(e.qpos).all()
     with pytest.raises(RobolearnError, match="nsubsteps"):
         e.prepare(0)
-    make_engine(humanoid_scene, 2, "cpu").prepare(3)  # nothing to capture there
+    make_engine(humanoid_scene, 2, SimCfg(engine="cpu")).prepare(3)  # nothing to capture there
 
 
 def test_the_gpus_forward_in_every_step_changes_no_state(humanoid_scene):
@@ -387,8 +387,8 @@ def test_the_gpus_forward_in_every_step_changes_no_state(humanoid_scene):
     refuses a conditional node whose body allocates, and MuJoCo Warp's forward allocates).
     warp-cpu replays that graph when asked to: the envs go on bit for bit as with the
     forward only after resets, with their derived fields current after every step."""
-    cond = make_engine(humanoid_scene, 4, "warp-cpu")
-    every = make_engine(humanoid_scene, 4, "warp-cpu")
+    cond = make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu"))
+    every = make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu"))
     assert cond.forward_only_after_resets  # off CUDA, the conditional node
     every.forward_only_after_resets = False  # what the cuda engine does
     kick = cond.model.actuator("right_hip_pitch").id
@@ -413,7 +413,7 @@ def test_the_gpus_forward_in_every_step_changes_no_state(humanoid_scene):
         if i == 8:
             assert torch.equal(cond.xpos, every.xpos)  # a reset: both ran the forward
     assert moved
-    current = make_engine(humanoid_scene, 4, "warp-cpu")
+    current = make_engine(humanoid_scene, 4, SimCfg(engine="warp-cpu"))
     current.qpos[:] = every.qpos
     current.qvel[:] = every.qvel
     current.forward()
@@ -423,7 +423,7 @@ def test_the_gpus_forward_in_every_step_changes_no_state(humanoid_scene):
 def test_warm_up_leaves_the_state_as_it_was(humanoid_scene):
     """Kernels load before a capture by running reset, forward and a step once on the
     real data, which is saved and restored around that: preparing changes no state."""
-    e = make_engine(humanoid_scene, 2, "warp-cpu")
+    e = make_engine(humanoid_scene, 2, SimCfg(engine="warp-cpu"))
     qpos, ctrl = stand_state(e)
     e.qpos[:] = qpos  # written by torch, no reset (which would capture, so warm up)
     e.qvel[1, 0] = 0.5
@@ -439,7 +439,7 @@ def test_warm_up_leaves_the_state_as_it_was(humanoid_scene):
 def test_a_failed_capture_turns_the_garbage_collector_back_on(humanoid_scene):
     import gc
 
-    e = make_engine(humanoid_scene, 2, "warp-cpu")
+    e = make_engine(humanoid_scene, 2, SimCfg(engine="warp-cpu"))
 
     def broken() -> None:
         raise RuntimeError("broken launch")
@@ -460,13 +460,15 @@ def test_without_graph_support_one_warning_then_plain_launches(humanoid_scene, m
     monkeypatch.setattr(mjwarp, "graphs_unsupported", lambda wp, device, model: "no graphs here")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        e = make_engine(humanoid_scene, 2, "warp-cpu")
+        e = make_engine(humanoid_scene, 2, SimCfg(engine="warp-cpu"))
         e.prepare(2)
         stand(e)
         for _ in range(3):
             e.step(2)
         e.forward()
-        quiet = make_engine(humanoid_scene, 2, "warp-cpu", cuda_graph=False)  # asked for
+        quiet = make_engine(
+            humanoid_scene, 2, SimCfg(engine="warp-cpu", cuda_graph=False)
+        )  # asked for
         quiet.step(2)
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(messages) == 1, messages

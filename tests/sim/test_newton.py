@@ -10,7 +10,7 @@ import torch
 from conftest import stand
 
 from robolearn.errors import RobolearnError
-from robolearn.sim import compile_model, load_spec, make_engine
+from robolearn.sim import NewtonCfg, SimCfg, compile_model, load_spec, make_engine
 
 pytestmark = pytest.mark.warp
 
@@ -19,13 +19,13 @@ CARTPOLE = str(Path(__file__).parents[2] / "assets" / "cartpole" / "cartpole.xml
 
 @pytest.fixture(scope="module")
 def newton_mujoco(humanoid_scene):
-    return make_engine(humanoid_scene, 3, "newton-cpu")
+    return make_engine(humanoid_scene, 3, SimCfg(engine="newton-cpu"))
 
 
 def test_mujoco_solver_matches_the_cpu_engine(newton_mujoco, humanoid_scene):
     """Same MJCF, same controls: Newton's MuJoCo solver follows MuJoCo's physics to float32
     precision over a second of standing and a swing of one knee."""
-    cpu = make_engine(humanoid_scene, 3, "cpu")
+    cpu = make_engine(humanoid_scene, 3, SimCfg(engine="cpu"))
     e = newton_mujoco
     assert e.name == "newton-cpu" and e.solver_name == "mujoco" and e.substeps == 1
     knee = e.model.actuator("left_knee").id
@@ -72,7 +72,9 @@ def test_per_env_mass_reaches_newtons_solver(newton_mujoco, humanoid_scene, solv
     a torso three times as heavy sinks the standing humanoid further."""
     e = newton_mujoco
     if solver != "mujoco":
-        e = make_engine(humanoid_scene, 3, "newton-cpu", newton_solver=solver)
+        e = make_engine(
+            humanoid_scene, 3, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver=solver))
+        )
     mass = e.model_field("body_mass")
     pelvis = e.model.body("pelvis").id
     original = mass[:, pelvis].clone()
@@ -93,7 +95,7 @@ def test_per_env_mass_reaches_newtons_solver(newton_mujoco, humanoid_scene, solv
 def test_own_solvers_hold_the_standing_humanoid(humanoid_scene, solver):
     """MuJoCo's position actuators, carried over to Newton's own solvers, hold the pose: the
     humanoid is still standing after half a second, near where MuJoCo holds it."""
-    e = make_engine(humanoid_scene, 2, "newton-cpu", newton_solver=solver)
+    e = make_engine(humanoid_scene, 2, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver=solver)))
     assert e.substeps == round(e.physics_dt / 1e-3)
     stand(e)
     e.step(50)
@@ -119,8 +121,8 @@ def test_own_solvers_push_the_cart_as_mujoco_does(solver):
     spec = load_spec(CARTPOLE)
     if solver != "mujoco":
         spec.option.timestep = 1e-4
-    cpu = make_engine(spec, 3, "cpu")
-    e = make_engine(CARTPOLE, 3, "newton-cpu", newton_solver=solver)
+    cpu = make_engine(spec, 3, SimCfg(engine="cpu"))
+    e = make_engine(CARTPOLE, 3, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver=solver)))
     cart = cpu.model.body("cart").id
     for engine in (cpu, e):
         engine.ctrl[:, 0] = torch.tensor([0.5, -0.5, 0.0], dtype=engine.dtype)
@@ -134,15 +136,17 @@ def test_own_solvers_push_the_cart_as_mujoco_does(solver):
 
 def test_bad_solver_settings_are_one_line_errors(humanoid_scene):
     with pytest.raises(RobolearnError, match=r"unknown Newton solver 'featherston'.*featherstone"):
-        make_engine(humanoid_scene, 1, "newton-cpu", newton_solver="featherston")
+        make_engine(
+            humanoid_scene, 1, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="featherston"))
+        )
     with pytest.raises(RobolearnError, match="substeps must be a whole number >= 1"):
-        make_engine(humanoid_scene, 1, "newton-cpu", newton_substeps=0)
+        make_engine(humanoid_scene, 1, SimCfg(engine="newton-cpu", newton=NewtonCfg(substeps=0)))
     if not torch.cuda.is_available():
         with pytest.raises(RobolearnError, match=r"needs a CUDA GPU.*newton-cpu"):
-            make_engine(humanoid_scene, 1, "newton")
+            make_engine(humanoid_scene, 1, SimCfg(engine="newton"))
     spec = load_spec(humanoid_scene)
     with pytest.raises(RobolearnError, match="pass the spec"):
-        make_engine(compile_model(spec), 1, "newton-cpu")
+        make_engine(compile_model(spec), 1, SimCfg(engine="newton-cpu"))
 
 
 def test_unsupported_features_are_refused_naming_them(humanoid_scene):
@@ -153,9 +157,9 @@ def test_unsupported_features_are_refused_naming_them(humanoid_scene):
     act.dyntype = 2  # mjDYN_FILTER
     act.dynprm[0] = 0.02
     with pytest.raises(RobolearnError, match=r"'left_knee' has activation dynamics.*featherstone"):
-        make_engine(spec, 1, "newton-cpu", newton_solver="featherstone")
+        make_engine(spec, 1, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="featherstone")))
     # a per-env field the solver cannot take: refused when a randomization asks for it
-    e = make_engine(CARTPOLE, 1, "newton-cpu", newton_solver="xpbd")
+    e = make_engine(CARTPOLE, 1, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="xpbd")))
     with pytest.raises(RobolearnError, match="xpbd solver takes no per-env dof_armature"):
         e.model_field("dof_armature")
 

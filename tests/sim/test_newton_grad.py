@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.sim import make_engine
+from robolearn.sim import NewtonCfg, SimCfg, make_engine
 from robolearn.sim.newton_grad import grad_step
 
 pytestmark = pytest.mark.warp
@@ -53,7 +53,9 @@ def _rollout(engine, steps: int):
 @pytest.fixture(scope="module")
 def cartpole():
     return make_engine(
-        CARTPOLE, 3, "newton-cpu", newton_solver="featherstone", newton_differentiable=True
+        CARTPOLE,
+        3,
+        SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="featherstone", differentiable=True)),
     )
 
 
@@ -84,7 +86,9 @@ def test_free_body_gradient_matches_finite_differences():
     """Through a free joint over 60 solver steps: each recorded step has a solver of its own
     (Featherstone's mass matrix lives in the solver; a shared one was 10-20% off here)."""
     e = make_engine(
-        FREE_BODY, 2, "newton-cpu", newton_solver="featherstone", newton_differentiable=True
+        FREE_BODY,
+        2,
+        SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="featherstone", differentiable=True)),
     )
     torch.manual_seed(1)
     qpos, qvel, ctrl = e.qpos.clone(), torch.randn(2, 6) * 0.5, e.ctrl.clone()
@@ -99,7 +103,9 @@ def test_semi_implicit_gradient_matches_finite_differences():
     """Semi-implicit at its default 50 us (200 solver steps for one 10 ms physics step):
     the cart's motor, a force the recorded step computes by MuJoCo's law (not a drive)."""
     e = make_engine(
-        CARTPOLE, 3, "newton-cpu", newton_solver="semi_implicit", newton_differentiable=True
+        CARTPOLE,
+        3,
+        SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="semi_implicit", differentiable=True)),
     )
     qpos = e.qpos.clone()
     qpos[:, 1] = torch.tensor([0.1, -0.2, 0.3])
@@ -154,11 +160,17 @@ def test_max_gain_caps_the_step_amplification(cartpole):
 def test_non_differentiable_solvers_are_refused():
     for solver in ("mujoco", "xpbd"):
         with pytest.raises(RobolearnError, match=f"Newton's {solver} solver is not diff"):
-            make_engine(CARTPOLE, 1, "newton-cpu", newton_solver=solver, newton_differentiable=True)
+            make_engine(
+                CARTPOLE,
+                1,
+                SimCfg(engine="newton-cpu", newton=NewtonCfg(solver=solver, differentiable=True)),
+            )
 
 
 def test_an_engine_without_gradients_refuses_a_recorded_step():
-    e = make_engine(CARTPOLE, 1, "newton-cpu", newton_solver="featherstone")
+    e = make_engine(
+        CARTPOLE, 1, SimCfg(engine="newton-cpu", newton=NewtonCfg(solver="featherstone"))
+    )
     with pytest.raises(RobolearnError, match="not built for gradients"):
         e.differentiate_next_step(e.qpos, e.qvel, e.ctrl)
 
