@@ -51,7 +51,7 @@ def make_runner(env, agent_cfg: AgentCfg, vec_env=None, **runner_kwargs: Any) ->
     runner (``run_dir``, ``meta``, ``dist_info``, ``monitor``). ``meta["agent"]``, when
     given as None, is filled with the rsl-rl config the checkpoints record, and
     ``meta["obs_shapes"]`` with each observation group's shape."""
-    from robolearn.adapters import RslRlVecEnv
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     device = str(env.device)
     teacher = None

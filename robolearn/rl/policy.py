@@ -15,7 +15,7 @@ from robolearn.rl.checkpoint import load_checkpoint
 
 def build_runner(env, data: dict):
     """An rsl-rl runner around ``env`` holding the checkpoint's policy (no optimizer state)."""
-    from robolearn.adapters import RslRlVecEnv
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     if data.get("algo") == "shac":
         raise RobolearnError(

@@ -177,10 +177,10 @@ def test_the_mirror_loss_from_the_updates_own_pass_equals_rsl_rls():
     second pass: the same loss, and the same gradient when it is trained on."""
     from rsl_rl.extensions.symmetry import Symmetry
 
-    from robolearn.adapters import RslRlVecEnv
     from robolearn.app.session import build_setup
     from robolearn.rl.runner import Runner
     from robolearn.rl.symmetry import SharedForwardSymmetry
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     overrides = [
         "agent.algorithm.symmetry.use_data_augmentation=true",
