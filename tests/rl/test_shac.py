@@ -222,7 +222,7 @@ def test_the_viewer_acts_with_a_shac_checkpoint(tmp_path):
 
     from robolearn.rl.checkpoint import save_checkpoint
     from robolearn.rl.shac import ShacActor
-    from robolearn.viewer.session import PolicyActions
+    from robolearn.viewer.live_state import PolicyActions
 
     cfg = get_task(TASK).env_cfg()
     cfg.scene = replace(cfg.scene, num_envs=3)

@@ -373,7 +373,7 @@ def test_a_height_scan_needs_a_floating_base():
 
 
 def test_the_viewer_panel_names_the_watched_envs_tile(env):
-    from robolearn.viewer.session import ActionSource, ViewerSession
+    from robolearn.viewer.live_state import ActionSource, ViewerSession
 
     session = ViewerSession(env, ActionSource())
     session.env_id = 5
