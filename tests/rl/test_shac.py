@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from cli_helpers import one_line_error, robolearn, robolearn_in_process
+from cli_helpers import one_line_error, play_eval, robolearn, robolearn_in_process, run_train
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
@@ -152,28 +152,22 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     checkpoint does, and play evaluates the exported policy on the cpu engine (MuJoCo:
     sim-to-sim)."""
     common = ["--task", TASK, "--algo", "shac", "--num_envs", "8", "--log_root", tmp_path]
-    out = robolearn(
-        "train", *common, "--max_iterations", "2",
+    out = run_train(
+        *common, "--max_iterations", "2",
         "agent.shac.horizon=8", "env.sim.newton.substeps=2",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
     assert "training cartpole_balance with SHAC: 8 envs on newton-cpu (featherstone" in out.stdout
     (run,) = (tmp_path / TASK).iterdir()
     assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_2.pt"]
     records = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
     assert [r["env_steps"] for r in records] == [64, 128]
-    out = robolearn("train", *common, "--max_iterations", "3", "--resume")
-    assert out.returncode == 0, out.stderr[-3000:]
+    out = run_train(*common, "--max_iterations", "3", "--resume")
     assert "(2 iterations done)" in out.stdout and (run / "model_3.pt").is_file()
     out = robolearn("export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]
     onnx = run / "exported" / "policy.onnx"
-    out = robolearn(
-        "play", "--task", TASK, "--checkpoint", onnx, "--eval",
-        "--num_envs", "4", "--engine", "cpu", "--json",
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.splitlines()[-1])["episodes"] == 4
+    report = play_eval("--task", TASK, "--checkpoint", onnx, "--num_envs", "4", "--engine", "cpu")
+    assert report["episodes"] == 4
     # the exported file acts as the checkpoint's actor does (its mean action)
     from robolearn import load_policy
     from robolearn.rl.checkpoint import load_checkpoint
