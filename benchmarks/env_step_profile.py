@@ -15,7 +15,7 @@ import time
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from robolearn.adapters import make_env
+from robolearn.wrappers import make_env
 
 
 def outside_engine(task: str, num_envs: int, steps: int, top: int) -> None:

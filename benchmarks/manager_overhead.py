@@ -18,9 +18,9 @@ import time
 
 import torch
 
-from robolearn.adapters import make_env
 from robolearn.registry import get_task
 from robolearn.scene.scene import Scene
+from robolearn.wrappers import make_env
 
 
 def bare_engine(task: str, num_envs: int, seconds: float) -> float:

@@ -17,7 +17,7 @@ import torch
 
 
 def robolearn_env(task: str, num_envs: int, overrides: list[str]):
-    from robolearn.adapters import make_env
+    from robolearn.wrappers import make_env
 
     env = make_env(task, num_envs=num_envs, engine="cpu", overrides=overrides)
     env.reset(seed=0)

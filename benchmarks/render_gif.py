@@ -24,11 +24,11 @@ def main() -> None:
 
     import imageio.v2 as imageio
 
-    from robolearn.adapters import make_env
     from robolearn.app.runs import find_checkpoint
     from robolearn.render.markers import collect_markers
     from robolearn.render.video import EnvRenderer, track_body_of
     from robolearn.rl.checkpoint_policy import act, load_for_env
+    from robolearn.wrappers import make_env
 
     torch.manual_seed(args.seed)
     env = make_env(args.task, num_envs=1, engine="cpu", play=True)

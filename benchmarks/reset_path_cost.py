@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from robolearn.adapters import make_env
+from robolearn.wrappers import make_env
 
 task, n, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 env = make_env(task, num_envs=n, engine="cpu")

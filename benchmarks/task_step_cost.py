@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from robolearn.adapters import make_env
+from robolearn.wrappers import make_env
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ import time
 import torch
 from manager_overhead import bare_engine as physics
 
-from robolearn.adapters import make_env
+from robolearn.wrappers import make_env
 
 FLAT, ROUGH = "quadruped_walk", "quadruped_walk_rough"
 

@@ -29,7 +29,7 @@ if sys.argv[4] != "robolearn":
     import torch  # loaded before robolearn: OpenMP keeps the environment's settings
 import robolearn  # sets robolearn's OpenMP settings if torch is not loaded yet, as the CLI does
 import torch
-from robolearn.adapters import RslRlVecEnv
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.runner import Runner
 from robolearn.app.configs import build_setup

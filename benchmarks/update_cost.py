@@ -17,10 +17,10 @@ import time
 
 import torch
 
-from robolearn.adapters import RslRlVecEnv
 from robolearn.app.configs import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.runner import Runner
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 ALG = "agent.algorithm"
 PLAIN = ["agent.algorithm.symmetry.use_data_augmentation=false"]

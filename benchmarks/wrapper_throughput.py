@@ -23,7 +23,9 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from robolearn.adapters import GymVectorEnv, RslRlVecEnv, make_env
+from robolearn.wrappers import make_env
+from robolearn.wrappers.gymnasium import GymVectorEnv
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 
 def build(task: str, num_envs: int) -> dict[str, tuple[Callable, object, object]]:

@@ -248,40 +248,7 @@ def config_from_data(data: Any, hint: Any = Any, where: str = "") -> Any:
             return _import(data, where)
         if any(isinstance(o, type) and issubclass(o, PurePath) for o in _options(hint)):
             return Path(data)
-    return _checked_leaf(data, hint, where)
-
-
-_SCALARS = (bool, int, float, str)
-
-
-def _checked_leaf(value: Any, hint: Any, where: str) -> Any:
-    """A saved scalar checked against its field's annotation where that is a plain scalar
-    type (``int``, ``float | None``...): a file edited by hand (``decimation: lots``) is
-    refused here, naming the place, not later by whatever reads the field. An int where
-    a float is annotated becomes a float, as YAML writes ``1.0`` as ``1.0`` but a user
-    may write ``1``."""
-    options = _options(hint)
-    if hint is Any or not options or not all(o in _SCALARS for o in options):
-        return value
-    if value is None:
-        if type(None) in typing.get_args(hint) or hint is type(None):
-            return value
-    elif isinstance(value, bool):
-        if bool in options:
-            return value
-    elif isinstance(value, int):
-        if int in options:
-            return value
-        if float in options:
-            return float(value)
-    elif isinstance(value, float):
-        if float in options:
-            return value
-    elif isinstance(value, str) and str in options:
-        return value
-    kinds = " or ".join(o.__name__ for o in options)
-    optional = " or null" if type(None) in typing.get_args(hint) else ""
-    raise RobolearnError(f"{where} is {kinds}{optional}, got {value!r}")
+    return _coerce_leaf(data, where, hint=hint, from_file=True)
 
 
 def _join(where: str, key: str) -> str:
@@ -573,39 +540,132 @@ def _number(text: str) -> int | float | None:
         return None
 
 
-def _coerce(value: Any, current: Any, path: str) -> Any:
-    """``value`` (parsed YAML) converted to the type of ``current``, or an error."""
-    if current is None or value is None:
+def _coerce_leaf(
+    value: Any, where: str, *, hint: Any = Any, current: Any = None, from_file: bool = False
+) -> Any:
+    """``value`` (a parsed YAML scalar or sequence) as the type its position holds, or a
+    RobolearnError naming ``where``: the one conversion of a leaf, for overrides and for
+    files, so that a value means the same wherever it is written.
+
+    The type is that of ``current``, the value an override replaces (a term's ``params``
+    have no annotations to go by), else the position's annotation ``hint``; a position
+    typed by neither takes any value. The rules: a number written as text (``3e-4``, which
+    YAML 1.1 reads as a string) is a number where one is expected, and a number is its
+    text where text is; NaN is refused; an int becomes a float where a float is expected,
+    and an integral float an int where an int is; a bool is not a number; a sequence is
+    checked item by item, and its length where the type fixes it; a mapping builds a
+    config (a dataclass) only where the field holds none (one that holds a config is
+    changed field by field, not replaced). ``from_file`` words the error for a file (``is
+    int, got 'lots'``) rather than for a command line (``cannot set it to 'lots'``).
+    """
+    kinds = (_kind_of(current),) if current is not None else _options(hint)
+    optional = current is None and (
+        not kinds or hint is type(None) or type(None) in typing.get_args(hint)
+    )
+    if value is None and optional:
         return value
-    numeric = isinstance(current, int | float) and not isinstance(current, bool)
-    if numeric and isinstance(value, str) and _number(value) is not None:
+    if value is not None and not kinds:
+        return value
+    if isinstance(value, str) and (int in kinds or float in kinds) and _number(value) is not None:
         value = _number(value)
     if isinstance(value, float) and math.isnan(value):
-        raise RobolearnError(f"{path} cannot be NaN")
-    if isinstance(current, bool):
-        if isinstance(value, bool):
-            return value
-    elif isinstance(current, int | float) and isinstance(value, int | float):
-        if isinstance(current, int) and isinstance(value, float) and not math.isfinite(value):
-            raise RobolearnError(f"{path} is an integer, got {value}")
-        if isinstance(current, int) and isinstance(value, float) and not value.is_integer():
-            raise RobolearnError(f"{path} is an integer, got {value}")
-        return type(current)(value)
-    elif isinstance(current, str):
-        return str(value)
-    elif isinstance(current, tuple | list) and isinstance(value, list | tuple):
-        if current and len(value) != len(current) and isinstance(current, tuple):
-            raise RobolearnError(f"{path} needs {len(current)} values, got {len(value)}")
-        items = [
-            _coerce(v, current[i] if i < len(current) else None, path) for i, v in enumerate(value)
-        ]
-        return type(current)(items)
-    elif isinstance(current, dict) and isinstance(value, dict):
+        raise RobolearnError(f"{where} cannot be NaN")
+    if type(value) in kinds and type(value) in (bool, int, float, str):
         return value
-    kind = type(current).__name__
-    article = "an" if kind[0] in "aeiou" else "a"
-    raise RobolearnError(
-        f"{path} is {article} {kind} (now {current!r}); cannot set it to {value!r}"
+    for kind in kinds if value is not None else ():
+        found = _as_kind(value, kind, where, current, from_file)
+        if found is not _NO_MATCH:
+            return found
+    if value is not None and current is None and not all(_checkable(k) for k in kinds):
+        return value  # an annotation we cannot check (a function, a path) lets it through
+    if current is not None:
+        expected = f"{_KIND_NAMES.get(kinds[0]) or _a(kinds[0].__name__)} (now {current!r})"
+    else:
+        expected = " or ".join(k.__name__ if _base(k) is k else str(k) for k in kinds)
+        expected += " or null" if optional else ""
+    if from_file:
+        raise RobolearnError(f"{where} is {expected}, got {value!r}")
+    raise RobolearnError(f"{where} is {expected}; cannot set it to {value!r}")
+
+
+_NO_MATCH = object()
+_KIND_NAMES = {bool: "a bool", int: "an integer", float: "a float", str: "a str"}
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
+def _kind_of(current: Any) -> type:
+    """The type a value replacing ``current`` must have: its plain kind (a subclass of int
+    is an int)."""
+    for kind in (bool, int, float, str, tuple, list, dict):
+        if isinstance(current, kind):
+            return kind
+    return type(current)
+
+
+def _as_kind(value: Any, kind: Any, where: str, current: Any, from_file: bool) -> Any:
+    """``value`` as ``kind`` (one option of the position's type), or ``_NO_MATCH``."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is str and number:
+        return str(value)  # a name that YAML read as a number: a joint named 1
+    if kind is float and number:
+        return float(value)
+    if kind is int and number:
+        integral = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
+        return int(value) if integral else _NO_MATCH
+    if _base(kind) in (tuple, list) and isinstance(value, list | tuple):
+        return _as_sequence(value, kind, where, current, from_file)
+    if _base(kind) in _MAPPINGS and isinstance(value, dict):
+        return value
+    if dataclasses.is_dataclass(kind) and isinstance(value, dict) and current is None:
+        try:
+            return kind(**value)
+        except TypeError as exc:
+            fields = ", ".join(f.name for f in dataclasses.fields(kind))
+            raise RobolearnError(f"{where}: {exc}; a {kind.__name__} has fields {fields}") from exc
+    return _NO_MATCH
+
+
+_MAPPINGS = (dict, Mapping, collections.abc.MutableMapping)
+
+
+def _as_sequence(
+    value: list | tuple, kind: Any, where: str, current: Any, from_file: bool
+) -> list | tuple:
+    """``value`` as the tuple or list ``kind``, its items typed as ``current``'s (an
+    override) or as the annotation says, its length checked where either fixes it."""
+    if current is not None:
+        length = len(current) if isinstance(current, tuple) and current else None
+        items = [current[i] if i < len(current) else None for i in range(len(value))]
+        hints = [Any] * len(value)
+        make = type(current)
+    else:
+        args = typing.get_args(kind)
+        fixed = _base(kind) is tuple and args and not (len(args) == 2 and args[1] is Ellipsis)
+        length = len(args) if fixed else None
+        items = [None] * len(value)
+        hints = [_item_hint(kind, i) for i in range(len(value))]
+        make = _base(kind)
+    if length is not None and len(value) != length:
+        raise RobolearnError(f"{where} needs {length} values, got {len(value)}")
+    return make(
+        # a null item replacing one is let through: an item's own annotation is not known
+        v
+        if v is None and current is not None
+        else _coerce_leaf(v, f"{where}[{i}]", hint=h, current=c, from_file=from_file)
+        for i, (v, h, c) in enumerate(zip(value, hints, items, strict=True))
+    )
+
+
+def _checkable(kind: Any) -> bool:
+    """Whether YAML data can be told to fit ``kind`` or not: a number, text, a sequence, a
+    mapping or a config can; a function, a class or a path cannot."""
+    return (
+        kind in (bool, int, float, str)
+        or _base(kind) in (tuple, list, *_MAPPINGS)
+        or dataclasses.is_dataclass(kind)
     )
 
 
@@ -620,79 +680,6 @@ def _allows_none(owner: Any, key: str) -> bool:
     an annotation that does not resolve does not refuse on a guess."""
     hint = _field_hint(owner, key)
     return hint is None or type(None) in typing.get_args(hint) or hint is Any
-
-
-def _typed_tuple(hint: Any, value: list | tuple, path: str) -> tuple:
-    """``value`` as the tuple ``hint`` annotates (``tuple[float, float]``, ``tuple[int,
-    ...]``): numbers written as text (``inf``, ``3e-4``) read as numbers, NaN refused, the
-    length checked where the annotation fixes it."""
-    args = typing.get_args(hint)
-    if len(args) == 2 and args[1] is Ellipsis:
-        kinds = [args[0]] * len(value)
-    else:
-        kinds = list(args)
-        if kinds and len(value) != len(kinds):
-            raise RobolearnError(f"{path} needs {len(kinds)} values, got {len(value)}")
-    if not kinds:
-        return tuple(value)
-    examples = {int: 0, float: 0.0, str: ""}
-    for v, kind in zip(value, kinds, strict=True):
-        if kind in (int, float) and not _is_number(v):
-            raise RobolearnError(f"{path} holds numbers ({kind.__name__}), got {v!r}")
-    return tuple(
-        _coerce(v, examples[kind], path) if kind in examples else v
-        for v, kind in zip(value, kinds, strict=True)
-    )
-
-
-def _is_number(value: Any) -> bool:
-    """A number, or text that reads as one (``inf``, ``3e-4``); not a bool."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int | float) or (isinstance(value, str) and _number(value) is not None)
-
-
-def _coerce_to_hint(value: Any, owner: Any, key: str, path: str) -> Any:
-    """``value`` for a dataclass field that holds None now, checked against its annotation
-    (``int | None`` and the like); annotations we cannot check let the value through."""
-    hint = _field_hint(owner, key)
-    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
-        return value
-    options = [a for a in typing.get_args(hint) if a is not type(None)]
-    if value is None:
-        return value
-    if isinstance(value, str) and (int in options or float in options):
-        value = _number(value) if _number(value) is not None else value
-    if isinstance(value, float) and math.isnan(value):
-        raise RobolearnError(f"{path} cannot be NaN")
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    checkable = True
-    for option in options:
-        if option is bool and isinstance(value, bool):
-            return value
-        if option is int and number and float(value).is_integer():
-            return int(value)
-        if option is float and number:
-            return float(value)
-        if option is str and isinstance(value, str):
-            return value
-        if typing.get_origin(option) is tuple and isinstance(value, list | tuple):
-            return _typed_tuple(option, value, path)
-        if dataclasses.is_dataclass(option):
-            if isinstance(value, dict):
-                try:
-                    return option(**value)
-                except TypeError as exc:
-                    fields = ", ".join(f.name for f in dataclasses.fields(option))
-                    raise RobolearnError(
-                        f"{path}: {exc}; a {option.__name__} has fields {fields}"
-                    ) from exc
-            continue
-        checkable = checkable and option in (bool, int, float, str)
-    if checkable:
-        names = " | ".join(getattr(o, "__name__", str(o)) for o in options)
-        raise RobolearnError(f"{path} is {names} or null; cannot set it to {value!r}")
-    return value
 
 
 def _bool_or_text(text: str) -> bool | str:
@@ -769,11 +756,10 @@ def apply_override(
             if parsed is None and current is not None and not _allows_none(node, key):
                 now = type(current).__name__ if dataclasses.is_dataclass(current) else current
                 raise RobolearnError(f"{walked} cannot be null; it is now {now!r}")
-            if current is None and dataclasses.is_dataclass(node):
-                value = _coerce_to_hint(parsed, node, key, walked)
-            else:
-                value = _coerce(parsed, current, walked)
-            _store(trail, node, key, value)
+            if parsed is not None:
+                hint = _field_hint(node, key) if dataclasses.is_dataclass(node) else Any
+                parsed = _coerce_leaf(parsed, walked, hint=hint, current=current)
+            _store(trail, node, key, parsed)
             return
         trail.append((node, key))
         node = node[key] if isinstance(node, Mapping) else getattr(node, key)

@@ -262,8 +262,8 @@ def _register_with_gymnasium(name: str) -> None:
         del gym.registry[env_id]
     gym.register(
         id=env_id,
-        entry_point="robolearn.adapters:make_gym_env",
-        vector_entry_point="robolearn.adapters:make_gym_vector_env",
+        entry_point="robolearn.wrappers.gymnasium:make_gym_env",
+        vector_entry_point="robolearn.wrappers.gymnasium:make_gym_vector_env",
         kwargs={"task": name},
         disable_env_checker=True,
     )

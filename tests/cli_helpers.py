@@ -44,6 +44,38 @@ def robolearn_in_process(capsys, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(list(args), status, out, err)
 
 
+def cli_json(
+    *args, capsys=None, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
+) -> dict:
+    """The one JSON object a ``--json`` command (``play --eval``, ``export``, ``bench``)
+    prints last; it must exit 0, else the assertion shows its stderr's tail. With
+    ``capsys`` (pytest's fixture) the command runs in this process
+    (:func:`robolearn_in_process`), else in a subprocess (:func:`robolearn`)."""
+    if capsys is not None:
+        out = robolearn_in_process(capsys, *args)
+    else:
+        out = robolearn(*args, cwd=cwd, timeout=timeout, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def play_eval(*args, **kwargs) -> dict:
+    """``robolearn play --eval --json ARGS``: the evaluation's metrics (the JSON object it
+    prints last); it must exit 0. ``kwargs`` as :func:`cli_json` takes them."""
+    return cli_json("play", "--eval", "--json", *args, **kwargs)
+
+
+def run_train(
+    *args, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """``robolearn train ARGS`` in a subprocess, as a user runs it; it must exit 0, else
+    the assertion shows its stderr's tail. Returns the finished process, for what it
+    printed."""
+    out = robolearn("train", *args, cwd=cwd, timeout=timeout, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out
+
+
 def run_script(script: Path, *args, timeout: float = 600) -> subprocess.CompletedProcess:
     """A standalone script (an example) run with this interpreter, its output captured."""
     return subprocess.run(

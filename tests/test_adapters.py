@@ -1,4 +1,5 @@
-"""The gymnasium VectorEnv and rsl-rl VecEnv adapters, and the task registry."""
+"""The gymnasium VectorEnv and rsl-rl VecEnv wrappers (robolearn.wrappers), and the task
+registry."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from cli_helpers import runnable_tasks
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
-from robolearn.adapters import GymVectorEnv, RslRlVecEnv, make_env
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.registry import get_task, gym_id, task_names
+from robolearn.wrappers import make_env
+from robolearn.wrappers.gymnasium import GymVectorEnv
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 
 def test_registry_lists_every_task_and_suggests_close_names():
@@ -100,6 +103,26 @@ def test_rsl_rl_vecenv_adapter():
     _, _, dones, extras = vec.step(torch.zeros(4, vec.num_actions))
     assert dones.tolist() == [1, 1, 1, 1] and extras["time_outs"].all()
     assert "Episode_Termination/time_out" in extras["log"]
+
+
+def test_the_deprecated_adapters_module_still_names_the_wrappers():
+    """Code and gymnasium specs written before the wrappers moved keep working, warned."""
+    import importlib
+
+    with warnings.catch_warnings():  # the first import warns too; the reload is checked
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import robolearn.adapters
+
+    with pytest.warns(DeprecationWarning, match=r"import from robolearn\.wrappers"):
+        adapters = importlib.reload(robolearn.adapters)
+    assert (adapters.make_env, adapters.RslRlVecEnv, adapters.GymVectorEnv) == (
+        make_env,
+        RslRlVecEnv,
+        GymVectorEnv,
+    )
+    spec = gym.spec(gym_id("cartpole_balance"))
+    assert spec.vector_entry_point == "robolearn.wrappers.gymnasium:make_gym_vector_env"
+    assert callable(adapters.make_gym_vector_env)
 
 
 def _no_warnings(fn, *args, **kwargs):

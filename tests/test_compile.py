@@ -12,12 +12,12 @@ import pytest
 import torch
 from cli_helpers import one_line_error, robolearn_in_process
 
-from robolearn.adapters import RslRlVecEnv
 from robolearn.app.configs import build_setup
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.config import compile_problem
 from robolearn.rl.runner import Runner
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 pytestmark = pytest.mark.skipif(
     compile_problem("cpu") is not None, reason="no C++ compiler for torch.compile"

@@ -144,10 +144,10 @@ def check_ppo_iterations(engine: str, task: str = "cartpole_balance", num_envs: 
     """Five iterations of robolearn's training loop (Runner: rollout, PPO update) with
     policy and physics on ``engine``'s device: every loss is finite, the value loss moves,
     and the critic's value estimates of fixed observations change and stay finite."""
-    from robolearn.adapters import RslRlVecEnv
     from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     setup = build_setup(task, [], num_envs=num_envs, engine=engine)
     env = ManagerBasedRLEnv(setup.env_cfg)
@@ -196,7 +196,7 @@ def test_env_step_never_waits_for_the_gpu():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "gpu"))
     from count_syncs import count_syncs
 
-    from robolearn.adapters import make_env
+    from robolearn.wrappers import make_env
 
     env = make_env("humanoid_walk", num_envs=1024, engine="cuda")
     result = count_syncs(env, 30)

@@ -16,10 +16,11 @@ LAYERS = [
     ["cli", "__main__"],
     ["viewer"],
     ["app"],  # the run application: train, play, evaluate, bench, export, runs
-    ["rl"],  # the rsl-rl adapter: runner, PPO, checkpoints, symmetry
-    ["wrappers"],  # Stable-Baselines3 and skrl over the env, beside the gymnasium adapters
-    ["adapters"],
-    ["render"],  # below adapters: gymnasium's render() draws through it
+    ["rl"],  # the rsl-rl learner: runner, PPO, checkpoints, symmetry
+    # the env as other learners expect it: rsl-rl's VecEnv, gymnasium, Stable-Baselines3,
+    # skrl; adapters: the deprecated module that re-exports them
+    ["wrappers", "adapters"],
+    ["render"],  # below wrappers: gymnasium's render() draws through it
     ["tasks"],
     ["registry"],
     ["rl.config"],  # the agent's typed settings, which tasks name

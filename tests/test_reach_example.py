@@ -3,22 +3,16 @@ command term, markers and evaluation metric, learns through the CLI."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import robolearn
+from cli_helpers import play_eval, run_train
 
 REACH = Path(__file__).parents[1] / "examples" / "reach" / "reach.py"
 
 
 def eval_metrics(logs: Path) -> dict:
-    out = robolearn(
-        "play", "--import", REACH, "--task", "reach_target", "--log_root", logs, "--eval",
-        "--json",
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return play_eval("--import", REACH, "--task", "reach_target", "--log_root", logs)
 
 
 @pytest.mark.slow  # 30 s; the default suite proves learning with cartpole
@@ -28,11 +22,10 @@ def test_the_arm_learns_to_reach_and_play_reports_the_task_metric(tmp_path):
     measured 0.16 m and 13% of steps within 5 cm; under 0.3 m and over 3% cannot be met
     without reaching, with room for seed-to-seed variation."""
     logs = tmp_path / "logs"
-    out = robolearn(
-        "train", "--import", REACH, "--task", "reach_target", "--max_iterations", 60,
+    run_train(
+        "--import", REACH, "--task", "reach_target", "--max_iterations", 60,
         "--seed", 3, "--log_root", logs,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
     metrics = eval_metrics(logs)
     assert metrics["target/position_error"] < 0.3, metrics
     assert metrics["target/reached"] > 0.03, metrics

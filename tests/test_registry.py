@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error, robolearn
+from cli_helpers import cli_json, one_line_error, robolearn, run_train
 
 MY_TASKS = '''
 """A user's task package: a cartpole of their own, derived from robolearn's."""
@@ -58,21 +58,18 @@ def test_a_task_of_my_own_through_import_trains_and_plays_under_its_own_name(tmp
     listed = robolearn("list", "--import", "my_tasks", cwd=project)
     assert listed.returncode == 0, listed.stderr
     assert "my_cartpole" in listed.stdout and "[--import my_tasks]" in listed.stdout
-    out = robolearn(
-        "train", "--import", "my_tasks", "--task", "my_cartpole", "--num_envs", 64,
+    out = run_train(
+        "--import", "my_tasks", "--task", "my_cartpole", "--num_envs", 64,
         "--max_iterations", 2, "--log_root", logs, cwd=project,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
     # its runs land under its own name, not the name of the task it derives from
     assert [p.name for p in logs.iterdir()] == ["my_cartpole"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    out = robolearn(
+    metrics = cli_json(
         "play", "--task", "my_cartpole", "--num_envs", 8, "--log_root", logs, "--json",
         cwd=elsewhere,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
-    metrics = json.loads(out.stdout.strip().splitlines()[-1])
     assert metrics["mean_episode_length_s"] <= 3.0 + 1e-6  # the derived episode length
     (run,) = (logs / "my_cartpole").iterdir()
     out = robolearn("export", "--checkpoint", run, cwd=elsewhere)
@@ -93,11 +90,10 @@ def test_an_installed_package_declares_its_tasks_by_entry_point(tmp_path):
     assert listed.returncode == 0, listed.stderr
     line = next(ln for ln in listed.stdout.splitlines() if ln.startswith("my_cartpole"))
     assert "[entry point my_robot_tasks: mine = my_tasks]" in line
-    out = robolearn(
-        "train", "--task", "my_cartpole", "--num_envs", 64, "--max_iterations", 2,
+    run_train(
+        "--task", "my_cartpole", "--num_envs", 64, "--max_iterations", 2,
         "--log_root", tmp_path / "logs", env=env,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
 
 
 def test_a_broken_package_is_named_and_the_other_tasks_still_work(tmp_path):
@@ -179,11 +175,10 @@ def test_a_velocity_task_for_a_robot_of_my_own_is_a_few_lines(tmp_path, monkeypa
     config is the recipe's but for what it overrides."""
     env = package(tmp_path, "my_robot_tasks", MY_ROBOT_TASK)
     logs = tmp_path / "logs"
-    out = robolearn(
-        "train", "--import", "my_robot_tasks", "--task", "my_quadruped_walk",
+    run_train(
+        "--import", "my_robot_tasks", "--task", "my_quadruped_walk",
         "--max_iterations", 2, "--log_root", logs, env=env,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
     run = next((logs / "my_quadruped_walk").iterdir())
     assert (run / "model_2.pt").is_file()
 

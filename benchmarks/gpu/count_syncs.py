@@ -188,7 +188,7 @@ def main() -> None:
     parser.add_argument("--num_envs", type=int, default=4096)
     parser.add_argument("--steps", type=int, default=50)
     args = parser.parse_args()
-    from robolearn.adapters import make_env
+    from robolearn.wrappers import make_env
 
     env = make_env(args.task, num_envs=args.num_envs, engine="cuda")
     result = count_syncs(env, args.steps)

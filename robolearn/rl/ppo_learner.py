@@ -79,7 +79,7 @@ def make_runner(env, agent_cfg: AgentCfg, vec_env=None, **runner_kwargs: Any) ->
     runner (``run_dir``, ``meta``, ``dist_info``, ``monitor``). ``meta["agent"]``, when
     given as None, is filled with the rsl-rl config the checkpoints record, and
     ``meta["obs_shapes"]`` with each observation group's shape."""
-    from robolearn.adapters import RslRlVecEnv
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     device = str(env.device)
     teacher = None
@@ -110,7 +110,7 @@ def make_runner(env, agent_cfg: AgentCfg, vec_env=None, **runner_kwargs: Any) ->
 def build_runner(env, data: dict) -> Runner:
     """An rsl-rl runner around ``env`` holding a PPO checkpoint's policy (no optimizer
     state)."""
-    from robolearn.adapters import RslRlVecEnv
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     runner = Runner(
         RslRlVecEnv(env),

@@ -92,7 +92,7 @@ class Runner:
     policy after that many, and training resumed from it starts the next one.
 
     Args:
-        env: rsl-rl's view of the env (:class:`~robolearn.adapters.RslRlVecEnv`).
+        env: rsl-rl's view of the env (:class:`~robolearn.wrappers.rsl_rl.RslRlVecEnv`).
         agent_cfg: rsl-rl's train config (``AgentCfg.to_rsl_rl``); rsl-rl resolves its
             ``obs_groups`` and the runner sets ``multi_gpu``, in place.
         device: where the networks train.

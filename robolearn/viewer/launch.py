@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from robolearn.errors import RobolearnError
-from robolearn.viewer.session import (
+from robolearn.viewer.live_state import (
     ActionSource,
     FollowRun,
     PolicyActions,

@@ -29,7 +29,7 @@ import mujoco
 
 from robolearn.errors import RobolearnError
 from robolearn.render.overlays import add_marker
-from robolearn.viewer.session import SPEEDS, ViewerSession, speed_text
+from robolearn.viewer.live_state import SPEEDS, ViewerSession, speed_text
 
 _KEYS = {
     32: {"action": "toggle"},  # space

@@ -61,8 +61,8 @@ from robolearn.errors import RobolearnError
 from robolearn.files import json_safe
 from robolearn.render.overlays import contact_option
 from robolearn.render.video import EnvRenderer, track_body_of
+from robolearn.viewer.live_state import SPEEDS, InvalidCommandError, ViewerSession
 from robolearn.viewer.scene3d import PoseSnapshots, parse_env_list, scene_description
-from robolearn.viewer.session import SPEEDS, InvalidCommandError, ViewerSession
 from robolearn.viewer.telemetry import InvalidQueryError, Rate
 
 TOKEN_HEADER = "X-Robolearn-Token"

@@ -3,7 +3,7 @@
 ::
 
     from stable_baselines3 import PPO
-    from robolearn.adapters import make_env
+    from robolearn.wrappers import make_env
     from robolearn.wrappers.sb3 import Sb3VecEnv
 
     env = Sb3VecEnv(make_env("cartpole_balance", num_envs=256))
@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from robolearn.adapters import ActionScaling, observation_space
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
+from robolearn.wrappers.spaces import ActionScaling, observation_space
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
@@ -47,7 +47,7 @@ class Sb3VecEnv(VecEnv):
     """A ManagerBasedRLEnv (all its envs) as SB3's ``VecEnv`` over one observation group.
 
     The action space is ``[-1, 1]``, scaled to each action term's range
-    (:class:`~robolearn.adapters.ActionScaling`; ``normalize_actions=False`` keeps the
+    (:class:`~robolearn.wrappers.spaces.ActionScaling`; ``normalize_actions=False`` keeps the
     task's units), and SB3 clips its Gaussian actions to it; a term with no finite range
     needs a ``clip`` (RobolearnError otherwise).
     ``get_attr``, ``set_attr`` and ``env_method`` reach the one batched robolearn env: a

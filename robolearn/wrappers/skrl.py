@@ -2,7 +2,7 @@
 
 ::
 
-    from robolearn.adapters import make_env
+    from robolearn.wrappers import make_env
     from robolearn.wrappers.skrl import SkrlVecEnv
 
     env = SkrlVecEnv(make_env("cartpole_balance", num_envs=256))
@@ -24,9 +24,10 @@ from typing import Any
 import gymnasium
 import torch
 
-from robolearn.adapters import ActionScaling, ended_episode_log, observation_space
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
+from robolearn.wrappers.episode_log import ended_episode_log
+from robolearn.wrappers.spaces import ActionScaling, observation_space
 
 try:
     from skrl.envs.wrappers.torch.base import Wrapper
@@ -40,7 +41,7 @@ class SkrlVecEnv(Wrapper):
     ``obs_group`` feeds the policy (skrl's observations); ``state_group`` (default: the
     task's ``critic`` group, if it has one) feeds skrl's states, which an asymmetric
     critic reads. The action space is ``[-1, 1]``, scaled to each action term's range
-    (:class:`~robolearn.adapters.ActionScaling`; ``normalize_actions=False`` keeps the
+    (:class:`~robolearn.wrappers.spaces.ActionScaling`; ``normalize_actions=False`` keeps the
     task's units).
     """
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
-from cli_helpers import one_line_error, robolearn
+from cli_helpers import cli_json, one_line_error, robolearn
 
 from robolearn.app.bench import GPU_MEMORY_KEYS, Clock, physics_marks
 
 
 def test_bench_json_reports_every_column():
-    out = robolearn(
+    r = cli_json(
         "bench",
         "--task",
         "cartpole_balance",
@@ -28,8 +27,6 @@ def test_bench_json_reports_every_column():
         1,
         "--json",
     )
-    assert out.returncode == 0, out.stderr[-3000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
     for key in (
         "physics_steps_per_s",
         "env_steps_per_s",
@@ -87,12 +84,10 @@ def test_bench_bad_durations_are_one_line_errors():
 # slow: a whole run end to end (the default suite keeps under 10 minutes)
 @pytest.mark.slow
 def test_bench_picks_device_and_engine_as_train_does():
-    out = robolearn(
+    r = cli_json(
         "bench", "--task", "cartpole_balance", "--num_envs", 16, "--device", "cpu",
         "--seconds", 0.2, "--rounds", 1, "--train_iterations", 1, "--json",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
     assert (r["engine"], r["device"], r["num_envs"]) == ("cpu", "cpu", 16)
     # the flags disagree: the same one-line refusal as train's
     out = robolearn("bench", "--task", "cartpole_balance", "--device", "cpu", "--engine", "cuda")

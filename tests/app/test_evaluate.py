@@ -4,13 +4,12 @@ keys only where a task has a velocity command."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import robolearn
+from cli_helpers import play_eval, robolearn, run_train
 from conftest import slider_task_cfg
 
 from robolearn.app.evaluate import SCHEMA_VERSION, evaluate
@@ -146,12 +145,6 @@ def test_a_broken_metric_is_an_error_naming_it():
         evaluate(ManagerBasedRLEnv(cfg), push(4))
 
 
-def play_json(*args) -> dict:
-    out = robolearn("play", "--eval", "--json", *args)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def check_sums_and_shares(m: dict, task_cfg) -> None:
     """Reward terms and endings name the task's terms, add up to the return and to 1."""
     assert m["schema_version"] == 3
@@ -172,13 +165,12 @@ def test_reach_reports_its_objective_and_no_locomotion_keys(tmp_path):
     """The reaching example's evaluation: its command's metrics, its declared ``held``
     metric, reward terms and endings; nothing about base velocity (absent, not null)."""
     logs = tmp_path / "logs"
-    trained = robolearn(
-        "train", "--import", REACH, "--task", "reach_target", "--num_envs", 16,
+    run_train(
+        "--import", REACH, "--task", "reach_target", "--num_envs", 16,
         "--max_iterations", 1, "--log_root", logs,
     )  # fmt: skip
-    assert trained.returncode == 0, trained.stderr[-2000:]
     args = ("--import", REACH, "--task", "reach_target", "--log_root", logs, "--num_envs", 8)
-    m = play_json(*args, "env.episode_length_s=2")
+    m = play_eval(*args, "env.episode_length_s=2")
     from robolearn.registry import import_tasks
 
     import_tasks([str(REACH)])
@@ -207,7 +199,7 @@ def test_reach_reports_its_objective_and_no_locomotion_keys(tmp_path):
 
 def test_humanoid_keeps_the_locomotion_keys_and_adds_the_breakdowns():
     """The shipped humanoid_walk policy: tracking errors as before, plus the new parts."""
-    m = play_json(
+    m = play_eval(
         "--task", "humanoid_walk", "--checkpoint", "pretrained", "--engine", "cpu",
         "--num_envs", 8, "env.episode_length_s=2",
     )  # fmt: skip

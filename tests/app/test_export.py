@@ -53,10 +53,10 @@ def export(checkpoint: Path, out: Path) -> None:
 def exports(tmp_path_factory) -> dict[str, Path]:
     """Two untrained cartpole checkpoints whose actors differ (model_3.pt, model_4.pt; made
     without training) and each one's export (folders a/ and b/)."""
-    from robolearn.adapters import RslRlVecEnv
     from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
     from robolearn.rl.runner import Runner
+    from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
     root = tmp_path_factory.mktemp("exports")
     setup = build_setup(TASK, [], num_envs=2, engine="cpu")

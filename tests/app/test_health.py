@@ -12,7 +12,6 @@ import torch
 from cli_helpers import robolearn
 from conftest import slider_task_cfg
 
-from robolearn.adapters import RslRlVecEnv
 from robolearn.app.health import TrainingHealth
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
@@ -24,6 +23,7 @@ from robolearn.managers import (
 from robolearn.registry import get_task
 from robolearn.rl import AgentCfg, PolicyCfg
 from robolearn.rl.runner import Runner
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 
 def _agent(steps: int = 8) -> AgentCfg:

@@ -24,8 +24,8 @@ ROUGH = pretrained_path("quadruped_walk_rough").parent
 def stepped_env():
     """humanoid_walk's play env after 20 steps of the pretrained policy through robolearn's
     runner (the reference), and the reference's actions on its current observations."""
-    from robolearn.adapters import make_env
     from robolearn.rl.checkpoint_policy import act, load_for_env
+    from robolearn.wrappers import make_env
 
     env = make_env("humanoid_walk", num_envs=8, engine="cpu", play=True)
     reference, _ = load_for_env(env, SHIPPED / "model.pt")
@@ -207,8 +207,8 @@ def _of_schema_4(shipped: dict, fresh: dict) -> tuple[dict, dict]:
 def _shipped_and_fresh(task: str) -> tuple[dict, dict]:
     """A task's shipped policy.json (less what names the run's files, where it has them)
     and what export writes for its play env today."""
-    from robolearn.adapters import make_env
     from robolearn.app.export import describe
+    from robolearn.wrappers import make_env
 
     env = make_env(task, num_envs=1, engine="cpu", play=True)
     fresh = json.loads(json.dumps(describe(env, ["policy"], task=task)))

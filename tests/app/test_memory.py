@@ -46,7 +46,7 @@ def test_training_that_does_not_fit_beside_its_env_is_refused(tmp_path, capsys, 
 
 _PEAK = """
 import json, resource, sys
-from robolearn.adapters import RslRlVecEnv
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.ppo_memory import training_bytes_per_env
 from robolearn.rl.runner import Runner

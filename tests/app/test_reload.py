@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from cli_helpers import progress, robolearn, robolearn_in_process
+from cli_helpers import progress, robolearn_in_process, run_train
 
 from robolearn import mdp
 from robolearn.app.configs import build_setup
@@ -167,8 +167,7 @@ def learning_rows(run: Path) -> list[dict]:
 def original(tmp_path_factory) -> Path:
     """A 3-iteration cartpole run on the device 'auto' picks, off the defaults."""
     root = tmp_path_factory.mktemp("original")
-    out = robolearn("train", "--task", TASK, *FLAGS, "--log_root", root, *OVERRIDES)
-    assert out.returncode == 0, out.stderr[-3000:]
+    run_train("--task", TASK, *FLAGS, "--log_root", root, *OVERRIDES)
     return only_run(root)
 
 
@@ -193,8 +192,7 @@ def test_params_record_what_ran_and_load_back_equal(original):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="bit for bit on the cpu engine")
 def test_a_run_from_another_repeats_it_bit_for_bit(original, tmp_path):
-    out = robolearn("train", "--from", original, "--log_root", tmp_path)
-    assert out.returncode == 0, out.stderr[-3000:]
+    run_train("--from", original, "--log_root", tmp_path)
     again = only_run(tmp_path)
     assert again.name != original.name or again.parent != original.parent
     first, second = learning_rows(original), learning_rows(again)
@@ -211,11 +209,10 @@ def test_a_run_from_another_repeats_it_bit_for_bit(original, tmp_path):
 
 
 def test_flags_and_overrides_apply_on_top_of_the_source(original, tmp_path):
-    out = robolearn(
-        "train", "--from", original, "--log_root", tmp_path, "--max_iterations", 1,
+    run_train(
+        "--from", original, "--log_root", tmp_path, "--max_iterations", 1,
         "--engine", "cpu", "--run_name", "branch", "agent.algorithm.learning_rate=5e-4",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
     run = only_run(tmp_path)
     assert run.name.endswith("_branch")
     loaded = read_run_params(run)
@@ -255,11 +252,10 @@ def test_a_run_of_a_task_from_a_file_reloads_from_any_folder(tmp_path):
         )
     )
     small = ("--num_envs", 8, "--max_iterations", 1, "agent.num_steps_per_env=4")
-    out = robolearn(
-        "train", "--import", "my_tasks.py", "--task", "my_cartpole", *small,
+    run_train(
+        "--import", "my_tasks.py", "--task", "my_cartpole", *small,
         "--log_root", tmp_path / "logs", cwd=code,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
     source = only_run(tmp_path / "logs", "my_cartpole")
     env = yaml.safe_load((source / "params" / "env.yaml").read_text())
     assert env["rewards"]["upright"]["func"] == "my_tasks:upright"
@@ -267,8 +263,7 @@ def test_a_run_of_a_task_from_a_file_reloads_from_any_folder(tmp_path):
     assert run["imports"] == [str(code / "my_tasks.py")]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    out = robolearn("train", "--from", source, "--log_root", elsewhere / "logs", cwd=elsewhere)
-    assert out.returncode == 0, out.stderr[-3000:]
+    run_train("--from", source, "--log_root", elsewhere / "logs", cwd=elsewhere)
     assert (only_run(elsewhere / "logs", "my_cartpole") / "model_1.pt").is_file()
 
 

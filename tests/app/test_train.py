@@ -14,7 +14,16 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from cli_helpers import decode, one_line_error, progress, robolearn, robolearn_in_process
+from cli_helpers import (
+    cli_json,
+    decode,
+    one_line_error,
+    play_eval,
+    progress,
+    robolearn,
+    robolearn_in_process,
+    run_train,
+)
 
 from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
@@ -26,8 +35,7 @@ TASK = "cartpole_balance"
 def trained(tmp_path_factory) -> Path:
     """cartpole_balance trained for 40 iterations through the CLI (about 10 s)."""
     root = tmp_path_factory.mktemp("logs")
-    out = robolearn(
-        "train",
+    run_train(
         "--task",
         TASK,
         "--num_envs",
@@ -41,7 +49,6 @@ def trained(tmp_path_factory) -> Path:
         "--run_name",
         "fixture",
     )
-    assert out.returncode == 0, out.stderr[-3000:]
     runs = list((root / TASK).iterdir())
     assert len(runs) == 1
     return runs[0]
@@ -53,9 +60,7 @@ def test_cartpole_learns_to_balance_through_the_cli(trained):
     at returns 4.39-4.63 and fall rates 7-22%. Requiring a return of 3.5 (the average pole
     stays up at least 3.5 of 5 s) and under 35% falls cannot be met without balancing, and
     leaves margin for seed-to-seed variation."""
-    out = robolearn("play", "--task", TASK, "--log_root", trained.parent.parent, "--eval", "--json")
-    assert out.returncode == 0, out.stderr[-3000:]
-    metrics = json.loads(out.stdout.strip().splitlines()[-1])
+    metrics = play_eval("--task", TASK, "--log_root", trained.parent.parent)
     assert metrics["mean_return"] > 3.5, metrics
     assert metrics["fall_rate"] < 0.35, metrics
     assert metrics["episodes"] == 256
@@ -147,8 +152,7 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues(tmp_path):
     before = load_checkpoint(saved)
     assert before["iterations"] == done
 
-    out = robolearn(
-        "train",
+    out = run_train(
         "--task",
         TASK,
         "--resume",
@@ -159,7 +163,6 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues(tmp_path):
         "--log_root",
         tmp_path,
     )
-    assert out.returncode == 0, out.stderr[-3000:]
     assert f"({done} iterations done)" in out.stdout
     rows = progress(run_dir)
     assert [r["iteration"] for r in rows] == list(range(1, done + 4))
@@ -175,8 +178,8 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues(tmp_path):
 
 
 def test_resumed_runner_starts_from_identical_parameters(trained):
-    from robolearn.adapters import make_env
     from robolearn.rl.ppo_learner import build_runner
+    from robolearn.wrappers import make_env
 
     data = load_checkpoint(trained / "model_40.pt")
     env = make_env(TASK, num_envs=8, engine="cpu")
@@ -191,19 +194,17 @@ def test_resumed_runner_starts_from_identical_parameters(trained):
 
 
 def test_export_round_trip(trained, tmp_path):
-    out = robolearn(
+    report = cli_json(
         "export", "--checkpoint", trained / "model_40.pt", "--output", tmp_path, "--json"
     )
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["onnx_max_abs_diff"] < 1e-4 and report["onnx_latency_us_median"] > 0
     desc = json.loads((tmp_path / "policy.json").read_text())
     assert desc["observation"]["dim"] == 4 and desc["action"]["dim"] == 1
     # the exported files reproduce the trained policy on real observations
     import onnxruntime as ort
 
-    from robolearn.adapters import make_env
     from robolearn.rl.checkpoint_policy import act, load_for_env
+    from robolearn.wrappers import make_env
 
     env = make_env(TASK, num_envs=32, engine="cpu")
     policy, _ = load_for_env(env, trained / "model_40.pt")
@@ -235,12 +236,9 @@ def test_play_runs_an_exported_policy_as_it_runs_the_checkpoint(trained, tmp_pat
         ("onnx", tmp_path / "policy.onnx"),
         ("torchscript", tmp_path / "policy.pt"),
     ):
-        out = robolearn(
-            "play", "--task", TASK, "--checkpoint", path, "--num_envs", 16, "--eval", "--json",
-            "--seed", 3,
+        results[name] = play_eval(
+            "--task", TASK, "--checkpoint", path, "--num_envs", 16, "--seed", 3,
         )  # fmt: skip
-        assert out.returncode == 0, (name, out.stderr[-3000:])
-        results[name] = json.loads(out.stdout.strip().splitlines()[-1])
     onnx, scripted, reference = results["onnx"], results["torchscript"], results["checkpoint"]
     assert onnx["checkpoint"] == str(tmp_path / "policy.onnx")
     assert reference["mean_return"] > 3.0  # a trained policy (untrained: 0.15)
@@ -262,7 +260,7 @@ def test_play_runs_an_exported_policy_as_it_runs_the_checkpoint(trained, tmp_pat
 
 def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path):
     video = tmp_path / "clip.mp4"
-    out = robolearn(
+    report = cli_json(
         "play",
         "--task",
         TASK,
@@ -277,8 +275,7 @@ def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path):
         video,
         "--json",
     )
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1])["video_frames"] == 30
+    assert report["video_frames"] == 30
     frames = decode(video)
     assert len(frames) == 30
     assert frames[0].shape[2] == 3 and frames[0].std() > 5  # an image, not a blank frame
@@ -330,12 +327,11 @@ def test_a_run_folder_is_taken_where_a_checkpoint_is_and_another_folder_is_named
     assert out.returncode == 0, out.stderr
     exported = json.loads((tmp_path / "out" / "policy.json").read_text())
     assert exported["checkpoint"]["path"].endswith("model_40.pt")
-    out = robolearn_in_process(
-        capsys, "play", "--task", TASK, "--checkpoint", trained, "--eval", "--json",
-        "--num_envs", 8, "env.episode_length_s=1",
+    report = play_eval(
+        "--task", TASK, "--checkpoint", trained, "--num_envs", 8, "env.episode_length_s=1",
+        capsys=capsys,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.splitlines()[-1])["checkpoint"].endswith("model_40.pt")
+    assert report["checkpoint"].endswith("model_40.pt")
     stray = tmp_path / "stray"
     stray.mkdir()
     for args in (("export",), ("play", "--task", TASK)):
@@ -535,19 +531,14 @@ def test_pretrained_humanoid_walks_by_the_targets():
     """The shipped humanoid_walk checkpoint, evaluated as a user would, meets the flagship
     targets: linear tracking error under 0.25 m/s, yaw-rate error under 0.3 rad/s, under 5%
     of episodes ending in a fall (256 envs, 20 s episodes, the task's full command ranges)."""
-    out = robolearn(
-        "play",
+    m = play_eval(
         "--task",
         "humanoid_walk",
         "--checkpoint",
         "pretrained",
-        "--eval",
-        "--json",
         "--engine",
         "cpu",
     )
-    assert out.returncode == 0, out.stderr[-3000:]
-    m = json.loads(out.stdout.strip().splitlines()[-1])
     assert m["episodes"] == 256 and m["mean_episode_length_s"] > 19.0
     lin, ang = m["base_velocity/lin_vel_error"], m["base_velocity/ang_vel_error"]
     assert lin < 0.25 and ang < 0.3 and m["fall_rate"] < 0.05, m
@@ -556,9 +547,9 @@ def test_pretrained_humanoid_walks_by_the_targets():
 def test_pretrained_export_matches_the_checkpoint():
     import onnxruntime as ort
 
-    from robolearn.adapters import make_env
     from robolearn.app.runs import pretrained_path
     from robolearn.rl.checkpoint_policy import act, load_for_env
+    from robolearn.wrappers import make_env
 
     path = pretrained_path("humanoid_walk")
     env = make_env("humanoid_walk", num_envs=16, engine="cpu", play=True)
@@ -576,8 +567,7 @@ def test_pretrained_export_matches_the_checkpoint():
 
 
 def test_train_video_records_clips_of_env_0(tmp_path):
-    out = robolearn(
-        "train",
+    run_train(
         "--task",
         TASK,
         "--num_envs",
@@ -592,7 +582,6 @@ def test_train_video_records_clips_of_env_0(tmp_path):
         "--log_root",
         tmp_path,
     )
-    assert out.returncode == 0, out.stderr[-3000:]
     (run,) = (tmp_path / TASK).iterdir()
     clips = sorted((run / "videos" / "train").glob("step_*.mp4"))
     # 3 iterations x 16 env steps = 48 env steps: clips start at steps 0, 20 and 40

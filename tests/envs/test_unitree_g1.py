@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
-from cli_helpers import robolearn, shared_file, walks
+from cli_helpers import play_eval, shared_file, walks
 from robolearn.envs import unitree_g1
 
 from robolearn.errors import RobolearnError
@@ -78,10 +76,8 @@ def test_the_pretrained_g1_walk_policy_walks_on_unitrees_file(menagerie_root):
     """Trained on Menagerie's file, it walks on Unitree's (Menagerie's where that is not
     here): the config, not the file, says how the G1 is driven and integrated."""
     for model in [str(VENDOR_G1) if VENDOR_G1.exists() else "menagerie:unitree_g1/g1.xml"]:
-        play = robolearn(
-            "play", "--task", "g1_walk", "--checkpoint", "pretrained", "--eval", "--json",
-            "--num_envs", "16", f"env.scene.model={model}", "--engine", "cpu",
+        metrics = play_eval(
+            "--task", "g1_walk", "--checkpoint", "pretrained", "--num_envs", "16",
+            f"env.scene.model={model}", "--engine", "cpu",
         )  # fmt: skip
-        assert play.returncode == 0, play.stderr[-3000:]
-        metrics = json.loads(play.stdout.strip().splitlines()[-1])
         assert walks(metrics), (model, metrics)

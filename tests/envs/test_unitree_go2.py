@@ -3,14 +3,20 @@ model of the same robot: the config's motors, pose and feet, whichever file it r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
 import torch
-from cli_helpers import VENDOR_GO2, one_line_error, robolearn, robolearn_in_process, walks
+from cli_helpers import (
+    VENDOR_GO2,
+    one_line_error,
+    play_eval,
+    robolearn_in_process,
+    run_train,
+    walks,
+)
 from robolearn.envs import unitree_go2
 from robolearn.tasks.velocity import go2_walk
 
@@ -122,8 +128,7 @@ def test_a_pose_naming_no_joint_or_outside_a_range_is_refused():
 @pytest.mark.slow
 def test_go2_walk_trains_and_plays_on_unitrees_file(tmp_path):
     model = f"env.scene.model={VENDOR_GO2}"
-    train = robolearn(
-        "train",
+    run_train(
         "--task",
         "go2_walk",
         "--num_envs",
@@ -136,25 +141,19 @@ def test_go2_walk_trains_and_plays_on_unitrees_file(tmp_path):
         "--engine",
         "cpu",
     )
-    assert train.returncode == 0, train.stderr[-3000:]
     (run,) = (tmp_path / "go2_walk").iterdir()
     assert list(run.glob("model_*.pt"))
-    play = robolearn(
-        "play",
+    metrics = play_eval(
         "--task",
         "go2_walk",
         "--checkpoint",
         run,
-        "--eval",
-        "--json",
         "--num_envs",
         "8",
         model,
         "--engine",
         "cpu",
     )
-    assert play.returncode == 0, play.stderr[-3000:]
-    metrics = json.loads(play.stdout.strip().splitlines()[-1])
     assert np.isfinite(metrics["mean_return"]) and 0.0 <= metrics["fall_rate"] <= 1.0
 
 
@@ -162,10 +161,8 @@ def test_go2_walk_trains_and_plays_on_unitrees_file(tmp_path):
 # motors, Unitree's solver) in the default run
 @pytest.mark.slow
 def test_the_pretrained_go2_walk_policy_walks_on_unitrees_file():
-    play = robolearn(
-        "play", "--task", "go2_walk", "--checkpoint", "pretrained", "--eval", "--json",
-        "--num_envs", "16", f"env.scene.model={VENDOR_GO2}", "--engine", "cpu",
+    metrics = play_eval(
+        "--task", "go2_walk", "--checkpoint", "pretrained", "--num_envs", "16",
+        f"env.scene.model={VENDOR_GO2}", "--engine", "cpu",
     )  # fmt: skip
-    assert play.returncode == 0, play.stderr[-3000:]
-    metrics = json.loads(play.stdout.strip().splitlines()[-1])
     assert walks(metrics), metrics

@@ -15,7 +15,6 @@ import torch
 from robolearn.envs.franka_panda import ARM, BASE, GRIPPER, TCP, panda_scene
 
 from robolearn import mdp
-from robolearn.adapters import make_env
 from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationGroupCfg, ObservationTermCfg, TerminationTermCfg
@@ -23,6 +22,7 @@ from robolearn.math import quat_angle_between, quat_from_axis_angle, quat_mul, q
 from robolearn.mdp.frames import frame_pose
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
 from robolearn.scene import FrameCfg, SimCfg
+from robolearn.wrappers import make_env
 
 
 def _panda_env(actions: dict, num_envs: int = 4, engine: str = "cpu") -> ManagerBasedRLEnv:

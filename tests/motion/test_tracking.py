@@ -15,7 +15,7 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import EnvRows
 from robolearn.motion import MotionClip, load_clip, save_clip
 from robolearn.registry import get_task, load_tasks
-from tests.cli_helpers import robolearn, robolearn_in_process
+from tests.cli_helpers import play_eval, robolearn, robolearn_in_process, run_train
 
 load_tasks()
 
@@ -223,17 +223,13 @@ def test_motion_record_and_eval_report_the_tracking_metrics(tmp_path):
     # an untrained tracking policy on it, evaluated
     logs = tmp_path / "logs"
     clips = f"env.commands.motion.motion_files=[{tmp_path / 'walk.npz'}]"
-    out = robolearn(
-        "train", "--task", "humanoid_track", "--num_envs", "32", "--max_iterations", "1",
+    out = run_train(
+        "--task", "humanoid_track", "--num_envs", "32", "--max_iterations", "1",
         "--log_root", logs, clips,
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    out = robolearn(
-        "play", "--task", "humanoid_track", "--log_root", logs, "--eval", "--json",
-        "--num_envs", "8",
+    result = play_eval(
+        "--task", "humanoid_track", "--log_root", logs, "--num_envs", "8",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
     for key in ("body_pos_error", "anchor_pos_error", "anchor_ori_error", "joint_pos_error"):
         assert result[f"motion/{key}"] >= 0.0
     assert 0.0 < result["motion/tracked_fraction"] <= 1.0
@@ -246,11 +242,10 @@ def test_humanoid_track_learns_to_follow_its_squat(tmp_path):
     training return 0.50 -> 0.94 and the episode length 23 -> 38 steps over the first and
     last five iterations, the anchor-height failures 3.9 -> 0.07 per iteration; asserted
     with margins."""
-    out = robolearn(
-        "train", "--task", "humanoid_track_squat", "--num_envs", "256",
+    run_train(
+        "--task", "humanoid_track_squat", "--num_envs", "256",
         "--max_iterations", "60", "--log_root", tmp_path, "--seed", "3",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
     (progress,) = tmp_path.glob("humanoid_track_squat/*/progress.jsonl")
     rows = [json.loads(line) for line in progress.read_text().splitlines()]
 
@@ -295,12 +290,9 @@ def test_the_pretrained_g1_track_policy_follows_the_walk():
     env from the clip's first frame, one episode), follows the recorded walk to its end:
     measured, no falls, the bodies 2.4 cm and the torso 8.8 cm from the reference on
     average (assets/pretrained/g1_track/README.md)."""
-    out = robolearn(
-        "play", "--task", "g1_track", "--checkpoint", "pretrained", "--eval", "--json",
-        "--num_envs", "16", "--engine", "cpu",
+    metrics = play_eval(
+        "--task", "g1_track", "--checkpoint", "pretrained", "--num_envs", "16", "--engine", "cpu",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    metrics = json.loads(out.stdout.strip().splitlines()[-1])
     assert metrics["fall_rate"] == 0.0, metrics
     assert metrics["motion/tracked_fraction"] == 1.0, metrics
     assert metrics["motion/body_pos_error"] < 0.04, metrics

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from conftest import slider_task_cfg
 
-from robolearn.adapters import RslRlVecEnv
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl import AgentCfg, PolicyCfg
 from robolearn.rl.runner import Runner
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 
 def test_an_iteration_without_an_ending_episode_shows_the_last_values_or_a_dash():

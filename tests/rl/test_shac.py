@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from cli_helpers import one_line_error, robolearn, robolearn_in_process
+from cli_helpers import one_line_error, play_eval, robolearn, robolearn_in_process, run_train
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
@@ -153,8 +153,8 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     checkpoint does, and play evaluates the exported policy on the cpu engine (MuJoCo:
     sim-to-sim)."""
     common = ["--task", TASK, "--algo", "shac", "--num_envs", "8", "--log_root", tmp_path]
-    out = robolearn(
-        "train", *common, "--max_iterations", "2",
+    out = run_train(
+        *common, "--max_iterations", "2",
         "agent.shac.horizon=8", "env.sim.newton.substeps=2",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
@@ -169,19 +169,14 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     out = robolearn("train", *ppo, "--max_iterations", "3", "--resume")
     assert out.returncode == 2 and "was trained with --algo shac" in out.stderr, out.stderr
     without = [a for a in common if a not in ("--algo", "shac")]
-    out = robolearn("train", *without, "--max_iterations", "3", "--resume")
-    assert out.returncode == 0, out.stderr[-3000:]
+    out = run_train(*without, "--max_iterations", "3", "--resume")
     assert "(2 iterations done)" in out.stdout and (run / "model_3.pt").is_file()
     assert load_checkpoint(run / "model_3.pt")["algo"] == "shac"
     out = robolearn("export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]
     onnx = run / "exported" / "policy.onnx"
-    out = robolearn(
-        "play", "--task", TASK, "--checkpoint", onnx, "--eval",
-        "--num_envs", "4", "--engine", "cpu", "--json",
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.splitlines()[-1])["episodes"] == 4
+    report = play_eval("--task", TASK, "--checkpoint", onnx, "--num_envs", "4", "--engine", "cpu")
+    assert report["episodes"] == 4
     # the exported file acts as the checkpoint's actor does (its mean action)
     from robolearn import load_policy
     from robolearn.rl.config import ShacCfg as Cfg
@@ -232,7 +227,7 @@ def test_the_viewer_acts_with_a_shac_checkpoint(tmp_path):
 
     from robolearn.rl.checkpoint import save_checkpoint
     from robolearn.rl.shac import ShacActor
-    from robolearn.viewer.session import PolicyActions
+    from robolearn.viewer.live_state import PolicyActions
 
     cfg = get_task(TASK).env_cfg()
     cfg.scene = replace(cfg.scene, num_envs=3)

@@ -14,10 +14,10 @@ import pytest
 import torch
 from cli_helpers import local_robot_overrides
 
-from robolearn.adapters import make_env
 from robolearn.managers import EventTermCfg
 from robolearn.registry import task_names
 from robolearn.sim.host_sync import HostSyncError, forbid_host_syncs, host_syncs_allowed
+from robolearn.wrappers import make_env
 
 
 def test_the_guard_catches_each_kind_of_wait_and_names_the_line():

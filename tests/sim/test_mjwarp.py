@@ -111,7 +111,7 @@ def test_per_env_field_warp_cannot_batch_is_a_clear_error(humanoid_scene):
 
 
 def test_humanoid_walk_task_steps_on_warp_cpu():
-    from robolearn.adapters import make_env
+    from robolearn.wrappers import make_env
 
     env = make_env("humanoid_walk", num_envs=4, engine="warp-cpu")
     assert env.scene.engine.name == "warp-cpu"

@@ -5,7 +5,6 @@ one line and exit 2."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -22,7 +21,7 @@ from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pos
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
 from robolearn.scene import ContactSensorCfg
-from tests.cli_helpers import robolearn, robolearn_in_process
+from tests.cli_helpers import play_eval, robolearn_in_process
 
 
 def _scripted(cfg, num_envs: int) -> ManagerBasedRLEnv:
@@ -199,12 +198,9 @@ def test_the_pretrained_panda_lift_policy_lifts_cubes_towards_their_goals():
     the cube is above 4 cm for 90% of the episode (lifting reward 67.3 of 75) and 10 cm from
     its goal on average over the episode. It does not yet hold cubes within 2 cm (success
     rate 0; assets/pretrained/panda_lift/README.md), so that is not asserted."""
-    out = robolearn(
-        "play", "--task", "panda_lift", "--checkpoint", "pretrained", "--eval", "--json",
-        "--num_envs", "64", "--engine", "cpu",
+    metrics = play_eval(
+        "--task", "panda_lift", "--checkpoint", "pretrained", "--num_envs", "64", "--engine", "cpu",
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    metrics = json.loads(out.stdout.strip().splitlines()[-1])
     assert metrics["episodes"] == 64, metrics
     # lifted for more than 60% of the episode time, over all envs
     cfg = panda_lift.env_cfg()

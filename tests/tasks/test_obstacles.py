@@ -162,21 +162,16 @@ def test_training_starts_from_the_shipped_rough_policy(env):
 def test_an_exported_policy_plays_on_a_variant_of_its_task(capsys):
     """The shipped rough policy, exported, evaluates among the boxes (it observes what the
     policy reads); its checkpoint is still refused on another task."""
-    import json
 
-    from cli_helpers import robolearn_in_process
+    from cli_helpers import play_eval, robolearn_in_process
 
     from robolearn.app.runs import pretrained_path
 
     shipped = pretrained_path("quadruped_walk_rough")
-    args = ("play", "--task", "quadruped_walk_rough_obstacles", "--eval", "--json")
-    out = robolearn_in_process(
-        capsys, *args, "--num_envs", 4, "--checkpoint", shipped.parent / "policy.onnx"
-    )
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    args = ("--task", "quadruped_walk_rough_obstacles", "--num_envs", 4, "--checkpoint")
+    report = play_eval(*args, shipped.parent / "policy.onnx", capsys=capsys)
     assert report["episodes"] == 4 and 0.0 <= report["fall_rate"] <= 1.0
-    refused = robolearn_in_process(capsys, *args, "--num_envs", 4, "--checkpoint", shipped)
+    refused = robolearn_in_process(capsys, "play", "--eval", "--json", *args, shipped)
     assert refused.returncode == 2
     assert "trained on 'quadruped_walk_rough'" in refused.stderr
 

@@ -3,14 +3,13 @@ scan reads, spawning on tiles, the terrain curriculum, evaluation per terrain, b
 
 from __future__ import annotations
 
-import json
 import math
 
 import mujoco
 import numpy as np
 import pytest
 import torch
-from cli_helpers import one_line_error, robolearn
+from cli_helpers import one_line_error, play_eval, robolearn, run_train
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
@@ -284,17 +283,14 @@ SMALL = (
 
 
 def test_play_eval_reports_falls_and_tracking_per_terrain(tmp_path):
-    trained = robolearn(
-        "train", "--task", "quadruped_walk_rough", "--num_envs", "8", "--max_iterations", "1",
+    run_train(
+        "--task", "quadruped_walk_rough", "--num_envs", "8", "--max_iterations", "1",
         "--log_root", str(tmp_path), *SMALL,
     )  # fmt: skip
-    assert trained.returncode == 0, trained.stderr[-2000:]
-    result = robolearn(
-        "play", "--task", "quadruped_walk_rough", "--num_envs", "12", "--eval", "--json",
-        "--log_root", str(tmp_path), "env.episode_length_s=1.0", *SMALL,
+    metrics = play_eval(
+        "--task", "quadruped_walk_rough", "--num_envs", "12", "--log_root", str(tmp_path),
+        "env.episode_length_s=1.0", *SMALL,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    metrics = json.loads(result.stdout.strip().splitlines()[-1])
     terrain = metrics["terrain"]
     assert 0 <= terrain["mean_level"] <= 2
     assert sum(t["envs"] for t in terrain["types"].values()) == 12
@@ -373,7 +369,7 @@ def test_a_height_scan_needs_a_floating_base():
 
 
 def test_the_viewer_panel_names_the_watched_envs_tile(env):
-    from robolearn.viewer.session import ActionSource, ViewerSession
+    from robolearn.viewer.live_state import ActionSource, ViewerSession
 
     session = ViewerSession(env, ActionSource())
     session.env_id = 5

@@ -326,7 +326,7 @@ FOLLOWS = """(env) => {
 def humanoids_in_thread(num_envs: int):
     from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.viewer.session import ActionSource, ViewerSession
+    from robolearn.viewer.live_state import ActionSource, ViewerSession
 
     setup = build_setup("humanoid_walk", [], play=True, num_envs=num_envs, engine="cpu")
     session = ViewerSession(ManagerBasedRLEnv(setup.env_cfg), ActionSource())

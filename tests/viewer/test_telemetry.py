@@ -25,7 +25,7 @@ def env():
 
 
 def session_of(env, actions=None, **kwargs):
-    from robolearn.viewer.session import ActionSource, ViewerSession
+    from robolearn.viewer.live_state import ActionSource, ViewerSession
 
     return ViewerSession(env, actions or ActionSource(), **kwargs)
 
@@ -164,7 +164,7 @@ def test_switching_the_watched_env_clears_the_histories(env):
 
 
 def test_termination_reasons_of_the_last_episodes(env):
-    from robolearn.viewer.session import RandomActions
+    from robolearn.viewer.live_state import RandomActions
     from robolearn.viewer.telemetry import EPISODES_KEPT, VIEWER_RESET
 
     session = session_of(env, RandomActions(scale=1.0))
@@ -208,7 +208,7 @@ def run_for(session, seconds: float) -> None:
 
 
 def test_realtime_factor_is_near_one_at_speed_one(env):
-    from robolearn.viewer.session import RATE_WINDOW_S, speed_text
+    from robolearn.viewer.live_state import RATE_WINDOW_S, speed_text
 
     session = session_of(env)
     assert session.rates()["realtime_factor"] is None  # not measured yet
@@ -233,7 +233,7 @@ def test_realtime_factor_is_near_one_at_speed_one(env):
 
 
 def test_a_slow_step_reaches_less_than_requested_and_the_status_says_so(env, monkeypatch):
-    from robolearn.viewer.session import RATE_WINDOW_S, speed_text
+    from robolearn.viewer.live_state import RATE_WINDOW_S, speed_text
 
     step = env.step
 
@@ -257,7 +257,7 @@ def test_a_slow_step_reaches_less_than_requested_and_the_status_says_so(env, mon
 
 
 def test_speed_text_tolerance():
-    from robolearn.viewer.session import speed_text
+    from robolearn.viewer.live_state import speed_text
 
     base = {"paused": False, "speed": 4.0}
     assert speed_text({**base, "realtime_factor": 3.7}) == "running x4"

@@ -109,7 +109,7 @@ def test_web_viewer_shows_the_termination_reason_of_the_last_reset(browser, tmp_
 def test_web_viewer_plots_the_watched_env_and_says_the_speed_reached(browser, monkeypatch):
     from robolearn.app.configs import build_setup
     from robolearn.env import ManagerBasedRLEnv
-    from robolearn.viewer.session import RandomActions, ViewerSession
+    from robolearn.viewer.live_state import RandomActions, ViewerSession
 
     setup = build_setup("humanoid_walk", [], play=True, num_envs=2, engine="cpu")
     env = ManagerBasedRLEnv(setup.env_cfg)

@@ -14,10 +14,11 @@ import robolearn.tasks  # noqa: F401  (registers the tasks with gymnasium, as a 
 import torch
 from conftest import slider_task_cfg
 
-from robolearn.adapters import GymVectorEnv, make_env
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.registry import gym_id
+from robolearn.wrappers import make_env
+from robolearn.wrappers.gymnasium import GymVectorEnv
 
 TASK = "cartpole_balance"
 

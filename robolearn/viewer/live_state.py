@@ -1,4 +1,6 @@
-"""What an interactive viewer drives: a live env, its action source and the viewer's state.
+"""The live state an interactive viewer drives: a live env, its action source and the
+viewer's state (:class:`ViewerSession`). Named for what it holds, not ``session``: a run's
+session is the application's (:mod:`robolearn.app.configs`), set up before any viewer.
 
 Native and web viewers share this: pause, single step, reset one env or all, speed, the env
 being watched, the follow camera, and the numbers shown beside the picture (per-term

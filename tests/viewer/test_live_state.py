@@ -1,4 +1,4 @@
-"""The viewer session: commands validated on submit, the loop never ended by one."""
+"""The viewer's live state: commands validated on submit, the loop never ended by one."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class FakeEnv:
 
 
 def test_session_validates_commands_on_submit():
-    from robolearn.viewer.session import (
+    from robolearn.viewer.live_state import (
         SPEEDS,
         ActionSource,
         InvalidCommandError,
@@ -65,7 +65,7 @@ def test_session_validates_commands_on_submit():
 
 
 def test_session_loop_survives_a_failing_command(capsys):
-    from robolearn.viewer.session import ActionSource, ViewerSession
+    from robolearn.viewer.live_state import ActionSource, ViewerSession
 
     env = FakeEnv()
     session = ViewerSession(env, ActionSource(), telemetry=False)
