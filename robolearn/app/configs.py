@@ -150,38 +150,66 @@ def finish_setup(
     records them before ``overrides``, so that the task plus the recorded list rebuilds
     the configs (what ``--resume`` and ``play`` do).
     """
-    for items, lenient in ((list(replayed), True), (overrides, False)):
+    flags = flag_overrides(
+        num_envs=num_envs, engine=engine, seed=seed, max_iterations=max_iterations
+    )
+    for items, lenient in ((list(replayed), True), (overrides, False), (flags, False)):
         env_over, agent_over = split_overrides(items)
         for path, value in env_over:
             apply_override(env_cfg, path, value, root_name="env", absent_removal_ok=lenient)
         for path, value in agent_over:
             apply_override(agent_cfg, path, value, root_name="agent", absent_removal_ok=lenient)
-    if num_envs is not None:
-        if num_envs < 1:
-            raise RobolearnError(f"--num_envs must be >= 1, got {num_envs}")
-        env_cfg.scene.num_envs = num_envs
-    if engine is not None:
-        env_cfg.sim.engine = engine
-    resolve_engine(env_cfg.sim.engine)  # an unknown or unavailable engine fails here, early
-    if seed is not None:
-        env_cfg.seed = seed
-    if not isinstance(env_cfg.seed, int) or not 0 <= env_cfg.seed <= SEED_MAX:
-        raise RobolearnError(
-            f"the seed must be an integer from 0 to {SEED_MAX}, got {env_cfg.seed}"
-        )
-    if max_iterations is not None:
-        if max_iterations < 1:
-            raise RobolearnError(f"--max_iterations must be >= 1, got {max_iterations}")
-        agent_cfg.max_iterations = max_iterations
     if not agent_cfg.experiment_name:
         agent_cfg.experiment_name = spec.name
+    try:
+        _check(env_cfg, agent_cfg)
+    except RobolearnError as exc:  # a value a flag set is named as the flag
+        raise RobolearnError(_as_flags(str(exc), flags)) from exc
+    return Setup(spec, env_cfg, agent_cfg, [*earlier_overrides, *replayed, *overrides])
+
+
+FLAG_PATHS = {
+    "num_envs": "env.scene.num_envs",
+    "engine": "env.sim.engine",
+    "seed": "env.seed",
+    "max_iterations": "agent.max_iterations",
+}
+"""The config field each run flag sets: ``--num_envs N`` is ``env.scene.num_envs=N``, and
+so on, so that a flag and an override are one path through the configs."""
+
+
+def flag_overrides(**flags: Any) -> list[str]:
+    """The flags given (not None) as the overrides they stand for (:data:`FLAG_PATHS`),
+    applied after the user's overrides; the run records its overrides without them (a
+    checkpoint's flags are its ``seed`` and ``num_envs``)."""
+    return [f"{FLAG_PATHS[name]}={value}" for name, value in flags.items() if value is not None]
+
+
+def _as_flags(message: str, flags: list[str]) -> str:
+    """An error about a field a flag set, naming the flag the user typed (env errors name
+    a field without ``env.``, agent errors with ``agent.``)."""
+    for flag, path in FLAG_PATHS.items():
+        name = path.removeprefix("env.")
+        if message.startswith(f"{name} ") and any(i.startswith(f"{path}=") for i in flags):
+            return f"--{flag}{message[len(name) :]}"
+    return message
+
+
+def _check(env_cfg: Any, agent_cfg: AgentCfg) -> None:
+    """Every check of a run's configs that needs no model, once, after all overrides."""
+    num_envs = env_cfg.scene.num_envs
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise RobolearnError(f"scene.num_envs must be >= 1 (an integer), got {num_envs!r}")
+    resolve_engine(env_cfg.sim.engine)  # an unknown or unavailable engine fails here, early
+    seed = env_cfg.seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise RobolearnError(f"the seed must be an integer from 0 to {SEED_MAX}, got {seed}")
     check_name(agent_cfg.experiment_name, "agent.experiment_name")
     agent_cfg.validate()
     _check_agent_fits_env(agent_cfg, env_cfg)
     from robolearn.env import check_cfg
 
     check_cfg(env_cfg)
-    return Setup(spec, env_cfg, agent_cfg, [*earlier_overrides, *replayed, *overrides])
 
 
 def setup_from_run(

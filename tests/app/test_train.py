@@ -407,6 +407,8 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             "unknown task 'cartpol_balance' (did you mean 'cartpole_balance'",
         ),
         (["--task", TASK, "--num_envs", "0"], "--num_envs must be >= 1"),
+        # the flag is this override: the same check, naming the field
+        (["--task", TASK, "env.scene.num_envs=0"], "scene.num_envs must be >= 1"),
         (["--task", TASK, "--num_envs", "many"], "--num_envs: 'many' is not an integer"),
         (
             ["--task", TASK, "env.rewards.alive.wieght=2"],
