@@ -31,10 +31,10 @@ from pathlib import Path
 
 import torch
 
+from robolearn.actuators.network import save_actuator_net
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.registry import get_task
 from robolearn.scene import ActuatorNetCfg, DCMotorCfg, IdealPDCfg, ImplicitPDCfg
-from robolearn.scene.actuator_net import save_actuator_net
 
 GAINS = {
     "joints": ".*",

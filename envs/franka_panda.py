@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import mujoco
 
+from robolearn.actuators import ImplicitPDCfg
 from robolearn.scene import FrameCfg, InitStateCfg, SceneCfg
-from robolearn.scene.actuators import ImplicitPDCfg
 
 MODEL = "menagerie:franka_emika_panda/panda.xml"
 

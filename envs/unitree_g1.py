@@ -23,8 +23,8 @@ choice for its G1). Default pose: knees bent (hip pitch -0.312, knee 0.669, ankl
 
 from __future__ import annotations
 
+from robolearn.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 from robolearn.scene import InitStateCfg, JointMirrorCfg, SceneCfg
-from robolearn.scene.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 
 MODEL = "menagerie:unitree_g1/g1.xml"
 

@@ -21,8 +21,8 @@ ends. Default pose: thighs 0.9 rad, knees -1.8 rad, hips 0.1 rad outward, the tr
 
 from __future__ import annotations
 
+from robolearn.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 from robolearn.scene import InitStateCfg, JointMirrorCfg, SceneCfg
-from robolearn.scene.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
 
 MODEL = "menagerie:unitree_go2/go2.xml"
 """Where the model comes from by default; any Go2 MJCF with Unitree's joint names works."""

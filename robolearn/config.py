@@ -277,6 +277,12 @@ MOVED: dict[str, tuple[str, ...]] = {
     "robolearn.mdp.events": ("robolearn.mdp.motor_events",),
     # the engines' settings (SimCfg, NewtonCfg) moved beside the engines
     "robolearn.scene.config": ("robolearn.sim.config",),
+    # the actuator models moved to a package of their own (docs/design-decisions.md,
+    # "Actuators in a package of their own")
+    "robolearn.scene.actuators": ("robolearn.actuators.config", "robolearn.actuators.apply"),
+    "robolearn.scene.actuator_net": ("robolearn.actuators.network",),
+    "robolearn.scene.drive": ("robolearn.actuators.drive",),
+    "robolearn.scene.delay": ("robolearn.actuators.delay",),
     # tasks grouped by family (docs/design-decisions.md, "Tasks grouped by family")
     **_family_moves(
         "velocity",
@@ -329,10 +335,11 @@ MOVED: dict[str, tuple[str, ...]] = {
 the run folders written before keep loading (``params/``, ``--from``, ``play``). The
 concrete action and command terms moved to the term library, the motor randomizations to
 their own module, the engines' settings (``SimCfg``, ``NewtonCfg``) into ``robolearn.sim``,
-and the tasks into a package per family: ``robolearn.tasks.humanoid_walk``
-no longer exists (its task is ``robolearn.tasks.velocity.humanoid_walk``, what g1_walk
-shared with it ``robolearn.tasks.velocity.biped``), and ``robolearn.tasks.velocity`` is a
-package whose recipe is in ``.recipe``. A ``module:qualname`` key is one name that moved
+the actuator models (configs, drives, delays, nets) into ``robolearn.actuators``, and the
+tasks into a package per family: ``robolearn.tasks.humanoid_walk`` no longer exists (its
+task is ``robolearn.tasks.velocity.humanoid_walk``, what g1_walk shared with it
+``robolearn.tasks.velocity.biped``), and ``robolearn.tasks.velocity`` is a package whose
+recipe is in ``.recipe``. A ``module:qualname`` key is one name that moved
 under another name."""
 
 

@@ -6,9 +6,10 @@ LOG.npz holds four arrays of one motor type logged at the physics rate, ``comman
 (position targets, rad), ``position`` (rad), ``velocity`` (rad/s) and ``torque`` (N m),
 each (T, J), a column per joint (they share one net), or (T,) for one joint. The net reads
 the last ``history`` steps' position errors then velocities, newest first (see
-robolearn.scene.actuator_net); OUT.pt is what an actuator config's net file points at, with
-the same history. Bad input: one line on stderr starting "error: ", exit status 2, and
-nothing written.
+robolearn.actuators.network); OUT.pt is what an actuator config's net file points at, with
+the same history. The fit itself is ``actuator_net_fit.py`` beside this script: an offline
+tool, not part of the robolearn package. Bad input: one line on stderr starting "error: ",
+exit status 2, and nothing written.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
         arrays = _read_log(Path(args.log))
         hidden = _widths(args.hidden)
         # torch imports only once the log is known good: a bad path fails at once
-        from robolearn.scene.actuator_net import fit_actuator_net, save_actuator_net
+        from actuator_net_fit import fit_actuator_net  # beside this script
+
+        from robolearn.actuators.network import save_actuator_net
 
         out = Path(args.out)
         if not out.parent.is_dir():

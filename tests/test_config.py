@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 import yaml
 
 from robolearn import mdp
 from robolearn.config import (
+    MOVED,
     apply_override,
     load_config,
     parse_overrides,
@@ -222,3 +225,38 @@ def test_a_run_saved_before_the_engine_settings_moved_loads(tmp_path):
     back = load_config(path, expect=ManagerBasedRLEnvCfg, root="env")
     assert type(back.sim) is SimCfg and type(back.sim.newton) is NewtonCfg
     assert back == cfg
+
+
+# where each module of robolearn.actuators was before it had a package of its own
+ACTUATORS_BEFORE = {
+    "robolearn.actuators.config": "robolearn.scene.actuators",
+    "robolearn.actuators.apply": "robolearn.scene.actuators",
+    "robolearn.actuators.network": "robolearn.scene.actuator_net",
+    "robolearn.actuators.drive": "robolearn.scene.drive",
+    "robolearn.actuators.delay": "robolearn.scene.delay",
+}
+
+
+def test_a_run_saved_before_the_actuators_had_a_package_loads(tmp_path):
+    """The actuator models lived in robolearn.scene; an env.yaml written then names them
+    there (quadruped_walk_motors: DC motors with a delay, motor randomizations) and still
+    loads, equal to the config it was saved from."""
+    cfg = get_task("quadruped_walk_motors").make_env_cfg()
+    path = tmp_path / "env.yaml"
+    save_config(cfg, path)
+    old = text = path.read_text()
+    for new, before in ACTUATORS_BEFORE.items():
+        old = old.replace(f"{new}:", f"{before}:")
+    assert "robolearn.actuators." not in old
+    assert old != text and "robolearn.scene.actuators:DCMotorCfg" in old
+    path.write_text(old)
+    back = load_config(path, expect=ManagerBasedRLEnvCfg, root="env")
+    assert type(back.scene.actuators["legs"]).__module__ == "robolearn.actuators.config"
+    assert back == cfg
+
+
+def test_every_old_actuator_module_points_at_modules_that_exist():
+    for new, before in ACTUATORS_BEFORE.items():
+        assert new in MOVED[before]
+        for home in MOVED[before]:
+            importlib.import_module(home)

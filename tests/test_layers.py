@@ -30,6 +30,7 @@ LAYERS = [
     ["motion"],  # motion clips: files, forward kinematics, keyframes
     ["managers"],
     ["scene"],
+    ["actuators"],  # the actuator models: configs, drives, delays, learned nets
     ["terrain"],  # generated terrains: configs, height maps, the height field
     ["sim"],
     ["assets"],

@@ -5,7 +5,7 @@ A real robot's motors differ from their datasheet and from each other: gains are
 unit, current limits vary with temperature and battery, rotor inertia and gearbox friction
 are known only roughly. Each term draws per env around the nominal values (the model's for
 MuJoCo's loops, the actuator config's for the explicit models of
-:mod:`robolearn.scene.drive`), so repeated draws never drift, and writes the masked envs
+:mod:`robolearn.actuators.drive`), so repeated draws never drift, and writes the masked envs
 with ``torch.where`` (no wait for the device). A range that could give a value the field
 cannot hold (a negative gain, limit or armature) is refused before anything is written.
 """

@@ -8,9 +8,13 @@ joint); and the default joint positions each env resets around.
 The engine's settings (:class:`SimCfg`, :class:`NewtonCfg`) live beside the engines, in
 :mod:`robolearn.sim.config`; they are re-exported here for the tasks' imports.
 
+The actuator models (how the joints are driven: configs, drives, delays, learned nets) are
+a package of their own, :mod:`robolearn.actuators`, below the scene; their configs and
+gains are re-exported here.
+
 Modules: ``config`` (SceneCfg), ``entities`` (the robot and the other robots and
 objects beside it, and the selector terms use), ``models`` (where an MJCF comes from),
-``actuators`` (how the joints are driven), ``assembly`` (the MJCF, its entities and the
+``assembly`` (the MJCF, its entities and the
 engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
 (state computed once per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg
 found in any MJCF), ``sensors`` (ray casters, contact sensors with air time, cameras),
@@ -18,7 +22,7 @@ found in any MJCF), ``sensors`` (ray casters, contact sensors with air time, cam
 ``scene`` (the Scene, its step and its state).
 """
 
-from robolearn.scene.actuators import (
+from robolearn.actuators import (  # the actuator models, re-exported
     ActuatorNetCfg,
     DCMotorCfg,
     IdealPDCfg,

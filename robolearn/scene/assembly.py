@@ -8,11 +8,11 @@ from dataclasses import replace
 import mujoco
 import numpy as np
 
+from robolearn.actuators.apply import DrivenJoint, apply_actuators
+from robolearn.actuators.delay import add_model_delays, model_delays
 from robolearn.errors import RobolearnError
-from robolearn.scene.actuators import DrivenJoint, apply_actuators
 from robolearn.scene.config import SceneCfg
 from robolearn.scene.contact_sensors import add_contact_sensors
-from robolearn.scene.delay import add_model_delays, model_delays
 from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.init_state import add_init_keyframe

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import mujoco
 
-from robolearn.scene.actuators import ImplicitPDCfg
+from robolearn.actuators import ImplicitPDCfg
 from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg
 from robolearn.scene.init_state import INIT_KEY, InitStateCfg
@@ -54,7 +54,7 @@ class SceneCfg:
     field states); None: none."""
     actuators: dict[str, ImplicitPDCfg] = field(default_factory=dict)
     """How the robot's joints are driven, by name: each config selects joints by regex and
-    replaces or adds their actuators (see :mod:`robolearn.scene.actuators`); empty keeps
+    replaces or adds their actuators (see :mod:`robolearn.actuators`); empty keeps
     the MJCF's actuators."""
     entities: dict[str, EntityCfg] = field(default_factory=dict)
     """More robots and objects beside the robot (the entity ``robot`` is ``model``), each

@@ -16,15 +16,15 @@ import mujoco
 import numpy as np
 import torch
 
+from robolearn.actuators.apply import DrivenJoint
+from robolearn.actuators.delay import ModelDelay, model_delays
+from robolearn.actuators.drive import Drive
 from robolearn.errors import RobolearnError
 from robolearn.math import columns_of, quat_rotate, quat_rotate_inverse, take_columns
-from robolearn.scene.actuators import DrivenJoint
 from robolearn.scene.assembly import build_engine
 from robolearn.scene.cache import fixed, names_key, per_step
 from robolearn.scene.config import SceneCfg
 from robolearn.scene.defaults import default_state
-from robolearn.scene.delay import ModelDelay, model_delays
-from robolearn.scene.drive import Drive
 from robolearn.scene.entities import SceneEntityCfg
 from robolearn.scene.mirror import (
     IndexMirror,

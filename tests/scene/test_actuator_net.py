@@ -12,17 +12,16 @@ import numpy as np
 import pytest
 import torch
 
+from robolearn.actuators.network import NetworkMotor, load_actuator_net, save_actuator_net
 from robolearn.errors import RobolearnError
-from robolearn.scene.actuator_net import (
-    NetworkMotor,
-    fit_actuator_net,
-    load_actuator_net,
-    save_actuator_net,
-)
 from robolearn.sim.host_sync import forbid_host_syncs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "fit_actuator_net.py"
+# the offline fit is a tool beside its script, not part of the package; scripts/ is no package
+if str(SCRIPT.parent) not in sys.path:
+    sys.path.append(str(SCRIPT.parent))
+from actuator_net_fit import fit_actuator_net  # noqa: E402
 
 # torch's notice that TorchScript is deprecated, at the tests' own torch.jit calls
 pytestmark = pytest.mark.filterwarnings(

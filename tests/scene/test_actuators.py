@@ -288,7 +288,7 @@ def pd_net(path) -> str:
     """A learned actuator net that is the PD law kp 25, kd 0.6 (history 3)."""
     from torch import nn
 
-    from robolearn.scene.actuator_net import save_actuator_net
+    from robolearn.actuators.network import save_actuator_net
 
     net = nn.Linear(6, 1, bias=False)
     with torch.no_grad():

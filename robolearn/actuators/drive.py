@@ -1,15 +1,15 @@
 """The actuators' commands turned into the engine's controls at every physics step.
 
 Where every joint is driven by MuJoCo (the MJCF's actuators, or
-:class:`~robolearn.scene.actuators.ImplicitPDCfg`, delayed or not: MuJoCo delays its own
-loops, :mod:`robolearn.scene.delay`), an action term's command *is* the engine's ``ctrl``
+:class:`~robolearn.actuators.ImplicitPDCfg`, delayed or not: MuJoCo delays its own
+loops, :mod:`robolearn.actuators.delay`), an action term's command *is* the engine's ``ctrl``
 and the scene steps the whole decimation in one engine call. A :class:`Drive` exists only
 where robolearn must act between physics steps:
 
-* explicit motor models (:class:`~robolearn.scene.actuators.IdealPDCfg`,
-  :class:`~robolearn.scene.actuators.DCMotorCfg`): the torque is computed from each
+* explicit motor models (:class:`~robolearn.actuators.IdealPDCfg`,
+  :class:`~robolearn.actuators.DCMotorCfg`): the torque is computed from each
   physics step's joint state and written as the motor's ``ctrl``;
-* learned actuator nets (:class:`~robolearn.scene.actuators.ActuatorNetCfg`): the
+* learned actuator nets (:class:`~robolearn.actuators.ActuatorNetCfg`): the
   torque is the net's, from the joints' recent errors and velocities;
 * their actuation delay: each env's target reaches its motors a lag of physics steps late,
   read from a ring of the commands of the last steps, while the torque follows the
@@ -29,9 +29,9 @@ from collections.abc import Sequence
 import mujoco
 import torch
 
+from robolearn.actuators.apply import DrivenJoint
+from robolearn.actuators.network import NetworkMotor, load_actuator_net
 from robolearn.math import columns_of, take_columns
-from robolearn.scene.actuator_net import NetworkMotor, load_actuator_net
-from robolearn.scene.actuators import DrivenJoint
 
 
 def _network_motors(explicit: Sequence[DrivenJoint], n: int, dev, dtype) -> list[tuple]:
@@ -105,7 +105,7 @@ class Drive:
     @staticmethod
     def needed(driven: Sequence[DrivenJoint]) -> bool:
         """Whether any joint needs work between physics steps: an explicit model (MuJoCo
-        itself delays its own loops, :mod:`robolearn.scene.delay`)."""
+        itself delays its own loops, :mod:`robolearn.actuators.delay`)."""
         return any(d.explicit for d in driven)
 
     # ---- one physics step ------------------------------------------------------------

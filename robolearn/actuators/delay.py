@@ -5,7 +5,7 @@ keeps a history of its last ``nsample`` controls, stamped with the time they wer
 and reads the one of ``delay`` seconds ago. For a position loop that is exactly the delay
 the real robot has: the target arrives late, the loop runs on the current state. Run by the
 engine, a delay costs nothing at the decimation level (the whole decimation stays one
-engine call); delayed in robolearn's own ring (:mod:`robolearn.scene.drive`, which the
+engine call); delayed in robolearn's own ring (:mod:`robolearn.actuators.drive`, which the
 explicit motor models still use, where the target and not the torque must lag), every
 physics step became an engine call of its own, 10-12% of the env step (BENCHMARKS.md
 section 15).
@@ -25,7 +25,7 @@ import mujoco
 import numpy as np
 import torch
 
-from robolearn.scene.actuators import DrivenJoint
+from robolearn.actuators.apply import DrivenJoint
 
 
 def model_delays(driven: Sequence[DrivenJoint]) -> list[DrivenJoint]:
