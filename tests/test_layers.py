@@ -235,27 +235,14 @@ def import_graph() -> dict[str, set[str]]:
     walks). ``from robolearn.x import y`` points at ``x.y`` where that is a module, else at
     ``x``."""
     known = {name for name, _ in modules()}
-    graph: dict[str, set[str]] = {}
-    for name, file in modules():
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(file.read_text())):
-            if isinstance(node, ast.Import):
-                found = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                found = [
-                    f"{node.module}.{a.name}"
-                    if f"{node.module}.{a.name}".removeprefix("robolearn.") in known
-                    else node.module
-                    for a in node.names
-                ]
-            else:
-                continue
-            for dotted in found:
-                target = dotted.removeprefix("robolearn.")
-                if dotted.startswith("robolearn.") and target in known and target != name:
-                    targets.add(target)
-        graph[name] = targets
-    return graph
+    return {
+        name: {
+            target
+            for _, target in imported_modules(ast.parse(file.read_text()), known)
+            if target in known and target != name
+        }
+        for name, file in modules()
+    }
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
