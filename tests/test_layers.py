@@ -322,3 +322,33 @@ def test_nothing_above_rl_branches_on_an_algorithm():
     assert not found, "branches on an algorithm's name:\n" + "\n".join(found)
     assert algorithm_branches(ast.parse('if opts.algo == "shac":\n    pass\n')) == [1]
     assert algorithm_branches(ast.parse('ok = algo in ("ppo", "x")\n')) == [1]
+
+
+def readme_map() -> list[str]:
+    """The parts of the package the README's architecture map lists, top to bottom, as
+    LAYERS names them (``robolearn/rl/config.py`` is ``rl.config``)."""
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    block = text.split("## Architecture", 1)[1].split("```", 2)[1]
+    names = []
+    for line in block.strip().splitlines():
+        path = line.split("  ")[0].strip()
+        if path.startswith(("benchmarks", "tests")):
+            continue
+        for part in path.split(", "):
+            part = part.removeprefix("robolearn/").rstrip("/").removesuffix(".py")
+            names.append(part.replace("/", "."))
+    return names
+
+
+def test_the_readme_map_is_the_layering():
+    """The README's architecture map lists every part of the package, in the layers'
+    order, so that a reader's picture of the tree is the one the layering test enforces."""
+    listed = readme_map()
+    unknown = [n for n in listed if n not in RANK]
+    assert not unknown, f"the README's map names parts the layers do not: {unknown}"
+    ranks = [RANK[n] for n in listed]
+    assert ranks == sorted(ranks), f"the README's map is out of the layers' order: {listed}"
+    missing = {p for p in package_dirs() if p not in ("__init__", "__main__")} - {
+        n.split(".")[0] for n in listed
+    }
+    assert not missing, f"parts of the package missing from the README's map: {missing}"

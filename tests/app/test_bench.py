@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
-from cli_helpers import cli_json, one_line_error, robolearn
+from cli_helpers import cli_json, one_line_error, robolearn, robolearn_in_process
 
 from robolearn.app.bench import GPU_MEMORY_KEYS, Clock, physics_marks
 
 
-def test_bench_json_reports_every_column():
+def test_bench_json_reports_every_column(capsys):
     r = cli_json(
         "bench",
         "--task",
@@ -26,6 +26,7 @@ def test_bench_json_reports_every_column():
         "--train_iterations",
         1,
         "--json",
+        capsys=capsys,
     )
     for key in (
         "physics_steps_per_s",
@@ -55,8 +56,9 @@ def test_bench_json_reports_every_column():
         assert key in r and r[key] is None, key
 
 
-def test_bench_human_readable():
-    out = robolearn(
+def test_bench_human_readable(capsys):
+    out = robolearn_in_process(
+        capsys,
         "bench",
         "--task",
         "cartpole_balance",
@@ -75,9 +77,11 @@ def test_bench_human_readable():
     assert "env steps/s + training (PPO)" in out.stdout and "of the ceiling" in out.stdout
 
 
-def test_bench_bad_durations_are_one_line_errors():
+def test_bench_bad_durations_are_one_line_errors(capsys):
     for flag, value in (("--seconds", "-1"), ("--seconds", "nan"), ("--rounds", "0")):
-        out = robolearn("bench", "--task", "cartpole_balance", "--num_envs", 4, flag, value)
+        out = robolearn_in_process(
+            capsys, "bench", "--task", "cartpole_balance", "--num_envs", 4, flag, value
+        )
         one_line_error(out, f"argument {flag}")
 
 

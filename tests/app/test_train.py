@@ -54,13 +54,13 @@ def trained(tmp_path_factory) -> Path:
     return runs[0]
 
 
-def test_cartpole_learns_to_balance_through_the_cli(trained):
+def test_cartpole_learns_to_balance_through_the_cli(trained, capsys):
     """Untrained, the policy drops every pole within ~0.6 s (measured: return 0.15 of 5.0,
     fall rate 100%). After 40 iterations (164k env steps, ~10 s here) four seeds evaluated
     at returns 4.39-4.63 and fall rates 7-22%. Requiring a return of 3.5 (the average pole
     stays up at least 3.5 of 5 s) and under 35% falls cannot be met without balancing, and
     leaves margin for seed-to-seed variation."""
-    metrics = play_eval("--task", TASK, "--log_root", trained.parent.parent)
+    metrics = play_eval("--task", TASK, "--log_root", trained.parent.parent, capsys=capsys)
     assert metrics["mean_return"] > 3.5, metrics
     assert metrics["fall_rate"] < 0.35, metrics
     assert metrics["episodes"] == 256
@@ -193,10 +193,11 @@ def test_resumed_runner_starts_from_identical_parameters(trained):
     assert torch.equal(torch.get_rng_state(), data["rng"]["torch"])
 
 
-def test_export_round_trip(trained, tmp_path):
+def test_export_round_trip(trained, tmp_path, capsys):
     report = cli_json(
-        "export", "--checkpoint", trained / "model_40.pt", "--output", tmp_path, "--json"
-    )
+        "export", "--checkpoint", trained / "model_40.pt", "--output", tmp_path, "--json",
+        capsys=capsys,
+    )  # fmt: skip
     assert report["onnx_max_abs_diff"] < 1e-4 and report["onnx_latency_us_median"] > 0
     desc = json.loads((tmp_path / "policy.json").read_text())
     assert desc["observation"]["dim"] == 4 and desc["action"]["dim"] == 1
@@ -258,7 +259,7 @@ def test_play_runs_an_exported_policy_as_it_runs_the_checkpoint(trained, tmp_pat
     one_line_error(bad, "policy.json is missing beside it")
 
 
-def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path):
+def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path, capsys):
     video = tmp_path / "clip.mp4"
     report = cli_json(
         "play",
@@ -274,6 +275,7 @@ def test_play_video_decodes_with_the_expected_frame_count(trained, tmp_path):
         "--video_path",
         video,
         "--json",
+        capsys=capsys,
     )
     assert report["video_frames"] == 30
     frames = decode(video)
@@ -529,7 +531,7 @@ def test_play_errors(tmp_path, capsys):
     )
 
 
-def test_pretrained_humanoid_walks_by_the_targets():
+def test_pretrained_humanoid_walks_by_the_targets(capsys):
     """The shipped humanoid_walk checkpoint, evaluated as a user would, meets the flagship
     targets: linear tracking error under 0.25 m/s, yaw-rate error under 0.3 rad/s, under 5%
     of episodes ending in a fall (256 envs, 20 s episodes, the task's full command ranges)."""
@@ -540,6 +542,7 @@ def test_pretrained_humanoid_walks_by_the_targets():
         "pretrained",
         "--engine",
         "cpu",
+        capsys=capsys,
     )
     assert m["episodes"] == 256 and m["mean_episode_length_s"] > 19.0
     lin, ang = m["base_velocity/lin_vel_error"], m["base_velocity/ang_vel_error"]

@@ -3,6 +3,7 @@ state it starts episodes in, how episodes end, adaptive sampling, the tasks and 
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -15,7 +16,7 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import EnvRows
 from robolearn.motion import MotionClip, load_clip, save_clip
 from robolearn.registry import get_task, load_tasks
-from tests.cli_helpers import play_eval, robolearn, robolearn_in_process, run_train
+from tests.cli_helpers import play_eval, robolearn_in_process, run_train
 
 load_tasks()
 
@@ -174,7 +175,8 @@ def _csv_of(clip: MotionClip, path, frames: int | None = None) -> None:
     path.write_text("\n".join(",".join(f"{v:.10f}" for v in row) for row in rows) + "\n")
 
 
-def test_motion_convert_then_info_and_play(tmp_path):
+def test_motion_convert_then_info_and_play(capsys, tmp_path):
+    robolearn = functools.partial(robolearn_in_process, capsys)  # one interpreter for three
     clip = load_clip(ASSETS_DIR / "motions" / "humanoid_squat.npz")
     _csv_of(clip, tmp_path / "squat.csv", frames=40)  # the squat's first 0.8 s
     out = robolearn(
@@ -211,9 +213,10 @@ def test_motion_convert_refuses_a_wrong_csv_in_one_line(capsys, tmp_path):
     assert not (tmp_path / "bad.npz").exists()
 
 
-def test_motion_record_and_eval_report_the_tracking_metrics(tmp_path):
+def test_motion_record_and_eval_report_the_tracking_metrics(capsys, tmp_path):
     # a clip recorded from the shipped walking policy
-    out = robolearn(
+    out = robolearn_in_process(
+        capsys,
         "motion", "record", tmp_path / "walk.npz", "--task", "humanoid_walk",
         "--checkpoint", "pretrained", "--seconds", "2",
     )  # fmt: skip
@@ -223,12 +226,13 @@ def test_motion_record_and_eval_report_the_tracking_metrics(tmp_path):
     # an untrained tracking policy on it, evaluated
     logs = tmp_path / "logs"
     clips = f"env.commands.motion.motion_files=[{tmp_path / 'walk.npz'}]"
-    out = run_train(
-        "--task", "humanoid_track", "--num_envs", "32", "--max_iterations", "1",
-        "--log_root", logs, clips,
+    out = robolearn_in_process(
+        capsys, "train", "--task", "humanoid_track", "--num_envs", "32", "--max_iterations",
+        "1", "--log_root", logs, clips,
     )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
     result = play_eval(
-        "--task", "humanoid_track", "--log_root", logs, "--num_envs", "8",
+        "--task", "humanoid_track", "--log_root", logs, "--num_envs", "8", capsys=capsys,
     )  # fmt: skip
     for key in ("body_pos_error", "anchor_pos_error", "anchor_ori_error", "joint_pos_error"):
         assert result[f"motion/{key}"] >= 0.0
@@ -285,13 +289,14 @@ def test_tracking_runs_the_same_on_the_warp_code_path():
     torch.testing.assert_close(r_warp, r_cpu, atol=1e-5, rtol=1e-3)
 
 
-def test_the_pretrained_g1_track_policy_follows_the_walk():
+def test_the_pretrained_g1_track_policy_follows_the_walk(capsys):
     """The shipped g1_track checkpoint, evaluated as a user would (the play variant: each
     env from the clip's first frame, one episode), follows the recorded walk to its end:
     measured, no falls, the bodies 2.4 cm and the torso 8.8 cm from the reference on
     average (assets/pretrained/g1_track/README.md)."""
     metrics = play_eval(
         "--task", "g1_track", "--checkpoint", "pretrained", "--num_envs", "16", "--engine", "cpu",
+        capsys=capsys,
     )  # fmt: skip
     assert metrics["fall_rate"] == 0.0, metrics
     assert metrics["motion/tracked_fraction"] == 1.0, metrics

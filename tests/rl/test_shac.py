@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from cli_helpers import one_line_error, play_eval, robolearn, robolearn_in_process, run_train
+from cli_helpers import one_line_error, play_eval, robolearn_in_process
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
@@ -133,9 +133,13 @@ def test_bad_learner_settings_are_refused(field, value, fragment):
         replace(ShacCfg(), **{field: value}).validate()
 
 
+@pytest.mark.slow
 def test_shac_learns_to_balance_the_cartpole():
     """32 envs, 25 iterations of 32 steps (26k env steps, about 30 s here): the episodes
-    (250 steps, return 5 when balanced throughout) go from under a second to balanced."""
+    (250 steps, return 5 when balanced throughout) go from under a second to balanced.
+    Behind ``-m slow``: the default suite's learning proof is PPO's cartpole
+    (tests/app/test_train.py); SHAC's gradients are checked against finite differences
+    in tests/sim/test_newton_grad.py and its runs below."""
     env = ManagerBasedRLEnv(cartpole_cfg(32, seed=1))
     env.reset()
     learner = ShacLearner(env, ShacCfg(horizon=32), max_iterations=25)
@@ -147,14 +151,16 @@ def test_shac_learns_to_balance_the_cartpole():
     assert all(math.isfinite(log.grad_norm) for log in logs)
 
 
-def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
-    """The command line end to end: a SHAC run writes params and checkpoints, --resume
-    continues it, export writes its actor as ONNX and TorchScript that act as the
+def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path, capsys):
+    """The command line end to end, through the one run driver PPO's runs take: a SHAC
+    run writes params and checkpoints, --resume continues it with the learner its
+    checkpoint names, export writes its actor as ONNX and TorchScript that act as the
     checkpoint does, and play evaluates the exported policy on the cpu engine (MuJoCo:
-    sim-to-sim)."""
+    sim-to-sim). In this process: the commands are the CLI's ``main``, without four
+    interpreters starting and compiling Newton's kernels again."""
     common = ["--task", TASK, "--algo", "shac", "--num_envs", "8", "--log_root", tmp_path]
-    out = run_train(
-        *common, "--max_iterations", "2",
+    out = robolearn_in_process(
+        capsys, "train", *common, "--max_iterations", "2",
         "agent.shac.horizon=8", "env.sim.newton.substeps=2",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
@@ -166,16 +172,20 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path):
     assert [r["env_steps"] for r in records] == [64, 128]
     # the checkpoint says which learner resumes it: naming another is an error, none is fine
     ppo = [a if a != "shac" else "ppo" for a in common]
-    out = robolearn("train", *ppo, "--max_iterations", "3", "--resume")
-    assert out.returncode == 2 and "was trained with --algo shac" in out.stderr, out.stderr
+    out = robolearn_in_process(capsys, "train", *ppo, "--max_iterations", "3", "--resume")
+    one_line_error(out, "was trained with --algo shac")
     without = [a for a in common if a not in ("--algo", "shac")]
-    out = run_train(*without, "--max_iterations", "3", "--resume")
+    out = robolearn_in_process(capsys, "train", *without, "--max_iterations", "3", "--resume")
+    assert out.returncode == 0, out.stderr[-3000:]
     assert "(2 iterations done)" in out.stdout and (run / "model_3.pt").is_file()
     assert load_checkpoint(run / "model_3.pt")["algo"] == "shac"
-    out = robolearn("export", "--checkpoint", run / "model_3.pt")
+    out = robolearn_in_process(capsys, "export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]
     onnx = run / "exported" / "policy.onnx"
-    report = play_eval("--task", TASK, "--checkpoint", onnx, "--num_envs", "4", "--engine", "cpu")
+    report = play_eval(
+        "--task", TASK, "--checkpoint", onnx, "--num_envs", "4", "--engine", "cpu",
+        capsys=capsys,
+    )  # fmt: skip
     assert report["episodes"] == 4
     # the exported file acts as the checkpoint's actor does (its mean action)
     from robolearn import load_policy

@@ -12,22 +12,24 @@ from robolearn.assets import asset_path
 USER_ROBOT = Path(__file__).parents[1] / "assets" / "user_quadruped" / "robot.xml"
 
 
-def inspect_json(model) -> tuple[int, dict]:
-    out = robolearn("inspect", model, "--json")
+def inspect_json(capsys, model) -> tuple[int, dict]:
+    """``robolearn inspect MODEL --json`` (in this process: its report does not depend on
+    a fresh interpreter, and each would import torch and warp again)."""
+    out = robolearn_in_process(capsys, "inspect", model, "--json")
     return out.returncode, json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("model", ["humanoid/scene.xml", "quadruped/scene.xml"])
-def test_our_robots_run_on_every_engine(model):
-    status, report = inspect_json(asset_path(model))
+def test_our_robots_run_on_every_engine(capsys, model):
+    status, report = inspect_json(capsys, asset_path(model))
     assert status == 0
     assert report["engines"] == {"cpu": None, "warp": None}
     assert len(report["floating_bases"]) == 1 and report["floating_bases"][0]["qpos"] == 0
     assert {a["kind"] for a in report["actuators"]} == {"position"}
 
 
-def test_a_users_robot_with_classes_general_actuators_and_a_mesh():
-    status, report = inspect_json(USER_ROBOT)
+def test_a_users_robot_with_classes_general_actuators_and_a_mesh(capsys):
+    status, report = inspect_json(capsys, USER_ROBOT)
     assert status == 0, report
     assert report["floating_bases"] == [{"body": "base_link", "qpos": 0, "dof": 0}]
     knee = next(a for a in report["actuators"] if a["name"] == "FL_calf")
@@ -55,17 +57,20 @@ def test_a_users_robot_with_classes_general_actuators_and_a_mesh():
     assert text.returncode == 0 and text.stderr == "", text.stderr
 
 
-def test_a_feature_warp_lacks_is_named_and_the_status_says_so(tmp_path):
+def test_a_feature_warp_lacks_is_named_and_the_status_says_so(capsys, tmp_path):
     pgs = tmp_path / "pgs.xml"
     pgs.write_text(USER_ROBOT.read_text().replace('integrator="implicitfast"', 'solver="PGS"'))
     (tmp_path / "meshes").symlink_to(USER_ROBOT.parent / "meshes")
-    status, report = inspect_json(pgs)
+    status, report = inspect_json(capsys, pgs)
     assert status == 1
     assert report["engines"]["cpu"] is None
     assert report["engines"]["warp"] and "PGS" in report["engines"]["warp"].upper()
 
 
-def test_models_that_do_not_compile_are_one_line_errors(tmp_path):
+def test_models_that_do_not_compile_are_one_line_errors(capsys, tmp_path):
+    def robolearn(*args):
+        return robolearn_in_process(capsys, *args)
+
     one_line_error(robolearn("inspect", tmp_path / "missing.xml"), "does not exist")
     broken = tmp_path / "broken.xml"
     broken.write_text("<mujoco><worldbody><body><geom type='sphere'/></worldbody></mujoco>")
