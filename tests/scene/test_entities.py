@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import pytest
 import torch
-from robolearn.envs.quadruped import quadruped_scene
+from robolearn.envs.quadruped import quadruped_robot
 from robolearn.tasks.velocity import quadruped_walk
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import EventTermCfg, ObservationTermCfg
-from robolearn.scene import EntityCfg, Scene, SceneEntityCfg, SimCfg
+from robolearn.scene import EntityCfg, Scene, SceneCfg, SceneEntityCfg, SimCfg
 
 
 def scene_cfg(num_envs: int = 2):
-    cfg = quadruped_scene()
-    cfg.num_envs = num_envs
-    cfg.entities = {
+    cfg = SceneCfg(num_envs=num_envs, entities={"robot": quadruped_robot()})
+    cfg.entities |= {
         "buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="stand", pos=(0.0, 1.0, 0.0)),
         "crate": EntityCfg(box=(0.1, 0.1, 0.1), pos=(1.0, 0.0, 0.1)),
         "post": EntityCfg(box=(0.05, 0.05, 0.5), free=False, pos=(-1.0, 0.0, 0.5)),
@@ -101,7 +100,8 @@ def test_terms_act_on_the_entity_they_select():
 @pytest.mark.parametrize(
     "entities, fragment",
     [
-        ({"robot": EntityCfg()}, "two entities named 'robot'"),
+        ({"robot": EntityCfg()}, "the robot is an MJCF, not a made object"),
+        ({"crate": EntityCfg(feet=("box",))}, "feet are the 'robot' entity's only"),
         ({"a/b": EntityCfg()}, "'a/b' is not an entity name"),
         ({"crate": EntityCfg(box=(0.1, -0.1, 0.1))}, "box half-sizes and mass must be > 0"),
         ({"buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="sit")}, "keyframes: stand"),
@@ -113,9 +113,7 @@ def test_terms_act_on_the_entity_they_select():
     ],
 )
 def test_bad_entities_are_one_clear_error(entities, fragment):
-    cfg = quadruped_scene()
-    cfg.num_envs = 1
-    cfg.entities = entities
+    cfg = SceneCfg(num_envs=1, entities={"robot": quadruped_robot(), **entities})
     with pytest.raises(RobolearnError) as err:
         Scene(cfg, SimCfg(engine="cpu"))
     assert fragment in str(err.value) and "\n" not in str(err.value)
