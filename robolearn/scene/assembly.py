@@ -125,17 +125,10 @@ def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | N
 
 
 def check_entity_names(entities: dict[str, EntityCfg]) -> None:
-    """Attached entities' names hold no ``/``, and none asks for what only the ``robot``
-    has (feet, a floating base named, a mirror: the scene's terms read the robot's)."""
-    for name, cfg in entities.items():
+    """Attached entities' names are not empty and hold no ``/``."""
+    for name in entities:
         if not name or "/" in name:
             raise RobolearnError(f"scene.entities: {name!r} is not an entity name (no '/')")
-        robot_only = [f for f in ("feet", "root_body", "mirror") if getattr(cfg, f)]
-        if robot_only:
-            raise RobolearnError(
-                f"scene.entities.{name}: {', '.join(robot_only)} are the {ROBOT!r} entity's "
-                "only (the scene's terms read the robot's); leave them unset here"
-            )
 
 
 def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> list[DrivenJoint]:

@@ -45,21 +45,22 @@ class EntityCfg:
     """A keyframe of ``model`` giving the entity's default state (root pose, joint positions,
     ctrl); None: the model's qpos0. Unused where ``init_state`` is set."""
     init_state: InitStateCfg | None = None
-    """The robot's default state stated by its config, written into the model as the
-    keyframe ``init_state`` (see :mod:`robolearn.scene.init_state`); None: ``keyframe``.
-    The ``robot`` entity's only."""
+    """The default state stated by the config, written into the model as the keyframe
+    ``init_state`` (see :mod:`robolearn.scene.init_state`); None: ``keyframe``. An attached
+    entity's root pose in it is in the entity's own frame (moved by ``pos``)."""
     joints: tuple[str, ...] = ()
     """The joint names a robot config was written for: a model lacking any of them is
     refused, naming them; empty checks nothing."""
     root_body: str | None = None
-    """The ``robot``'s body of the floating base (a free joint) for base-frame quantities;
-    None if fixed. Another entity's root is its free joint's body, found in the model."""
+    """Body of the floating base (a free joint) for the robot's base-frame quantities; None
+    if fixed. Read on the ``robot`` only: another entity's root is its free joint's body,
+    found in the model (a robot config placed as a second robot keeps it, unused)."""
     feet: tuple[str, ...] = ()
-    """The ``robot``'s bodies (or geoms) that are feet, for gait terms (air time, slip,
-    contact)."""
+    """Bodies (or geoms) that are feet, for the robot's gait terms (air time, slip,
+    contact). Read on the ``robot`` only."""
     mirror: JointMirrorCfg | None = None
-    """The ``robot``'s left-right joint map for symmetry augmentation; None finds it in the
-    model's geometry (:mod:`robolearn.scene.mirror`)."""
+    """The left-right joint map for the robot's symmetry augmentation; None finds it in the
+    model's geometry (:mod:`robolearn.scene.mirror`). Read on the ``robot`` only."""
     gravity_compensation: tuple[str, ...] = ()
     """Regexes of the entity's bodies whose weight its own controller cancels (MuJoCo's
     ``gravcomp="1"``): a Franka arm's controller adds each link's gravity torque to what it
