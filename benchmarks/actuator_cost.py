@@ -72,7 +72,7 @@ def steps_per_second(way: str, num_envs: int, engine: str, steps: int) -> float:
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = engine
     if WAYS[way] is not None:
-        cfg.scene.actuators = {"legs": WAYS[way]}
+        cfg.scene.robot.actuators = {"legs": WAYS[way]}
     env = ManagerBasedRLEnv(cfg)
     gen = torch.Generator().manual_seed(0)
     actions = [torch.randn(num_envs, env.num_actions, generator=gen) for _ in range(steps)]
@@ -93,7 +93,7 @@ def physics_seconds(way: str, num_envs: int, engine: str, steps: int) -> float:
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = engine
     if WAYS[way] is not None:
-        cfg.scene.actuators = {"legs": WAYS[way]}
+        cfg.scene.robot.actuators = {"legs": WAYS[way]}
     scene = Scene(cfg.scene, cfg.sim)
     everyone = torch.ones(num_envs, dtype=torch.bool, device=scene.device)
     scene.reset_to_default(everyone)

@@ -28,9 +28,9 @@ import argparse
 import time
 
 import torch
-from robolearn.envs.quadruped import quadruped_scene
+from robolearn.envs.quadruped import quadruped_robot
 
-from robolearn.scene import CameraCfg, Scene, SimCfg
+from robolearn.scene import CameraCfg, Scene, SceneCfg, SimCfg
 from robolearn.scene.sensors.camera import image_bytes_per_env
 
 
@@ -42,7 +42,7 @@ def camera_scene(
     engine: str = "cpu",
     antialias: bool = False,
 ) -> Scene:
-    cfg = quadruped_scene()
+    cfg = SceneCfg(entities={"robot": quadruped_robot()})
     cfg.num_envs = num_envs
     cam = CameraCfg(
         width=size, height=size, data_types=(kind,), body="trunk", offset=(0.3, 0, 0),

@@ -64,7 +64,7 @@ def scene_mjcf(task: str) -> tuple[str, mujoco.MjModel, np.ndarray, np.ndarray]:
     finally:
         assembly.compile_model = compile_model
     model = env.scene.model
-    key = cfg.scene.default_keyframe
+    key = cfg.scene.robot.default_keyframe
     qpos = model.key(key).qpos.copy() if key else model.qpos0.copy()
     ctrl = model.key(key).ctrl.copy() if key else np.zeros(model.nu)
     return specs[-1].to_xml(), model, qpos, ctrl

@@ -6,9 +6,9 @@ upright, unlimited). One motor on the slider: ctrl in [-1, 1] is +-30 N.
 
 from __future__ import annotations
 
-from robolearn.scene import SceneCfg
+from robolearn.scene import EntityCfg
 
 
-def cartpole_scene() -> SceneCfg:
+def cartpole_robot() -> EntityCfg:
     """The cartpole, starting upright at the centre of the rail."""
-    return SceneCfg(model="cartpole/cartpole.xml")
+    return EntityCfg(model="cartpole/cartpole.xml")

@@ -37,7 +37,7 @@ from __future__ import annotations
 import mujoco
 
 from robolearn.actuators import ImplicitPDCfg
-from robolearn.scene import FrameCfg, InitStateCfg, SceneCfg
+from robolearn.scene import EntityCfg, FrameCfg, InitStateCfg
 
 MODEL = "menagerie:franka_emika_panda/panda.xml"
 
@@ -114,13 +114,12 @@ def panda_init_state() -> InitStateCfg:
     )
 
 
-def panda_scene(model: str = MODEL) -> SceneCfg:
-    """The Panda, fixed to the world at its base, on a floor of its own."""
-    return SceneCfg(
+def panda_robot(model: str = MODEL) -> EntityCfg:
+    """The Panda, fixed to the world at its base (its MJCF has no floor: a task asks for one)."""
+    return EntityCfg(
         model=model,
         init_state=panda_init_state(),
         joints=JOINTS,
-        ground=True,
         gravity_compensation=("link[1-7]", "hand", ".*_finger"),
         edit=stiffen_gripper,
         actuators=panda_actuators(),

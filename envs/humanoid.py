@@ -7,7 +7,7 @@ keyframe (knees bent 0.6 rad, pelvis at 0.757 m).
 
 from __future__ import annotations
 
-from robolearn.scene import SceneCfg
+from robolearn.scene import EntityCfg
 
 LEG_JOINTS = (
     ".*_hip_yaw",
@@ -20,9 +20,9 @@ LEG_JOINTS = (
 FEET = ("left_foot", "right_foot")
 
 
-def humanoid_scene() -> SceneCfg:
-    """The humanoid on flat ground, starting from the ``stand`` keyframe."""
-    return SceneCfg(
+def humanoid_robot() -> EntityCfg:
+    """The humanoid (its MJCF holds the ground), starting from the ``stand`` keyframe."""
+    return EntityCfg(
         model="humanoid/scene.xml",
         keyframe="stand",
         root_body="pelvis",

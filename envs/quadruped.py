@@ -8,7 +8,7 @@ scene always resets to the keyframe.
 
 from __future__ import annotations
 
-from robolearn.scene import SceneCfg
+from robolearn.scene import EntityCfg
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 
@@ -16,9 +16,9 @@ STANDING_HEIGHT = 0.30
 """The trunk's height above flat ground in the ``stand`` keyframe (m)."""
 
 
-def quadruped_scene() -> SceneCfg:
-    """The quadruped on flat ground, starting from the ``stand`` keyframe."""
-    return SceneCfg(
+def quadruped_robot() -> EntityCfg:
+    """The quadruped (its MJCF holds the ground), starting from the ``stand`` keyframe."""
+    return EntityCfg(
         model="quadruped/scene.xml",
         keyframe="stand",
         root_body="trunk",

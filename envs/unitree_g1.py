@@ -24,7 +24,7 @@ choice for its G1). Default pose: knees bent (hip pitch -0.312, knee 0.669, ankl
 from __future__ import annotations
 
 from robolearn.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
-from robolearn.scene import InitStateCfg, JointMirrorCfg, SceneCfg
+from robolearn.scene import EntityCfg, InitStateCfg, JointMirrorCfg
 
 MODEL = "menagerie:unitree_g1/g1.xml"
 
@@ -108,13 +108,12 @@ def g1_init_state() -> InitStateCfg:
     )
 
 
-def g1_scene(model: str = MODEL) -> SceneCfg:
-    """The G1 on a ground plane of its own, on this config's motors."""
-    return SceneCfg(
+def g1_robot(model: str = MODEL) -> EntityCfg:
+    """The G1 on this config's motors (its MJCF has no ground: a task asks for one)."""
+    return EntityCfg(
         model=model,
         init_state=g1_init_state(),
         joints=JOINTS,
-        ground=True,
         root_body="pelvis",
         feet=FEET,
         mirror=MIRROR,

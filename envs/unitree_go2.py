@@ -22,7 +22,7 @@ ends. Default pose: thighs 0.9 rad, knees -1.8 rad, hips 0.1 rad outward, the tr
 from __future__ import annotations
 
 from robolearn.actuators import ImplicitPDCfg, pd_gains, reflected_inertia
-from robolearn.scene import InitStateCfg, JointMirrorCfg, SceneCfg
+from robolearn.scene import EntityCfg, InitStateCfg, JointMirrorCfg
 
 MODEL = "menagerie:unitree_go2/go2.xml"
 """Where the model comes from by default; any Go2 MJCF with Unitree's joint names works."""
@@ -93,13 +93,12 @@ def go2_init_state() -> InitStateCfg:
     )
 
 
-def go2_scene(model: str = MODEL) -> SceneCfg:
-    """The Go2 on a ground plane of its own (its MJCF has none), on this config's motors."""
-    return SceneCfg(
+def go2_robot(model: str = MODEL) -> EntityCfg:
+    """The Go2 on this config's motors (its MJCF has no ground: a task asks for one)."""
+    return EntityCfg(
         model=model,
         init_state=go2_init_state(),
         joints=JOINTS,
-        ground=True,
         root_body=BASE,
         feet=FEET,
         mirror=MIRROR,

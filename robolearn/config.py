@@ -409,10 +409,63 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
 
 
+MOVED_FIELDS = "MOVED_FIELDS"
+"""A config class's ``ClassVar`` of the fields it had and moved down its tree, old name ->
+dotted path now (``SceneCfg``'s ``model`` -> ``entities.robot.model``): a saved file's old
+key is read at its new place, and an override naming the old path sets the new one."""
+
+
+def moved_fields(data: dict[str, Any], moved: Mapping[str, str]) -> dict[str, Any]:
+    """``data`` (a saved dataclass's mapping) with each key of ``moved`` it holds put at its
+    path now; a mapping the path makes is put first in its parent (``robot`` first among
+    the entities, as the tasks write them)."""
+    if not any(key in data for key in moved):
+        return data
+    out = {k: v for k, v in data.items() if k not in moved}
+    for old, new in moved.items():
+        if old not in data:
+            continue
+        *path, last = new.split(".")
+        node = out
+        for key in path:
+            child = node.get(key)
+            if isinstance(child, dict):
+                node[key] = child = dict(child)
+            else:
+                rest = {k: v for k, v in node.items() if k != key}
+                node.clear()
+                node[key] = child = {}
+                node.update(rest)
+            node = child
+        node[last] = data[old]
+    return out
+
+
+def _moved_path(root: Any, parts: list[str]) -> list[str]:
+    """``parts`` (an override's dotted path) with each field that a dataclass on the way
+    has moved (:data:`MOVED_FIELDS`) spelled as its path now: ``scene.model`` is
+    ``scene.entities.robot.model``."""
+    parts = list(parts)
+    node, i = root, 0
+    while i < len(parts):
+        key = parts[i]
+        moved = getattr(type(node), MOVED_FIELDS, None) if dataclasses.is_dataclass(node) else None
+        if moved and key in moved and key not in _children(node):
+            parts[i : i + 1] = moved[key].split(".")
+            continue
+        try:
+            node = node[key] if isinstance(node, Mapping) else getattr(node, key)
+        except (KeyError, AttributeError, TypeError):
+            return parts
+        i += 1
+    return parts
+
+
 def _build(cls: type, data: dict[str, Any], where: str) -> Any:
     """An instance of dataclass ``cls`` from its saved fields; fields the data lacks (added
     to the class since) keep their defaults."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    data = moved_fields(data, getattr(cls, MOVED_FIELDS, None) or {})
     for key in data:
         if key != TYPE_KEY and key not in fields:
             raise RobolearnError(
@@ -722,12 +775,14 @@ def apply_override(
     ``text`` is parsed as YAML (``2.0``, ``true``, ``[0.0, 1.5]``, ``null``) and converted to
     the type of the value it replaces. ``null`` for an entry of a dict (a reward, event or
     observation term, a params key) removes it, as setting a term to None does in Isaac Lab.
+    A field its dataclass has moved is found at its place now (:data:`MOVED_FIELDS`:
+    ``scene.model`` sets ``scene.entities.robot.model``).
     Raises RobolearnError for an unknown path (naming the valid keys at the point it fails)
     or a value of the wrong kind. With ``absent_removal_ok``, removing a dict entry that is
     not there is no change instead (a run's overrides replayed on its task's play variant,
     which drops some terms itself: a run trained without pushes plays without them).
     """
-    parts = path.split(".")
+    parts = _moved_path(root, path.split("."))
     node = root
     walked = root_name
     trail: list[tuple[Any, str]] = []  # (container, key) of each node above ``node``
@@ -743,7 +798,8 @@ def apply_override(
         ):
             return
         if key not in children:
-            hint = did_you_mean(key, children)
+            moved = getattr(type(node), MOVED_FIELDS, None) or {}
+            hint = did_you_mean(key, [*children, *moved])
             valid = f"; valid: {', '.join(children)}" if children else ""
             raise RobolearnError(f"unknown config path {walked!r}{hint}{valid}")
         if i == len(parts) - 1:

@@ -70,10 +70,12 @@ def slider_task_cfg(model: str, num_envs: int):
         TerminationTermCfg,
     )
     from robolearn.mdp import JointEffortActionCfg
-    from robolearn.scene import SceneCfg
+    from robolearn.scene import EntityCfg, SceneCfg
 
     cfg = ManagerBasedRLEnvCfg(
-        scene=SceneCfg(model=str(TEST_ASSETS / model), num_envs=num_envs),
+        scene=SceneCfg(
+            num_envs=num_envs, entities={"robot": EntityCfg(model=str(TEST_ASSETS / model))}
+        ),
         decimation=2,
         episode_length_s=10.0,
         actions={"force": JointEffortActionCfg(actuators="slide")},

@@ -112,7 +112,7 @@ def test_yaml_names_functions_by_module(tmp_path):
     assert (
         data["rewards"]["track_lin_vel_xy"]["func"] == "robolearn.mdp.rewards:track_lin_vel_xy_exp"
     )
-    assert data["scene"]["model"] == "humanoid/scene.xml"
+    assert data["scene"]["entities"]["robot"]["model"] == "humanoid/scene.xml"
     assert to_dict(mdp.time_out) == "robolearn.mdp.terminations:time_out"
     assert not list(tmp_path.glob(".*.tmp"))  # the temp file was renamed into place
 
@@ -251,7 +251,7 @@ def test_a_run_saved_before_the_actuators_had_a_package_loads(tmp_path):
     assert old != text and "robolearn.scene.actuators:DCMotorCfg" in old
     path.write_text(old)
     back = load_config(path, expect=ManagerBasedRLEnvCfg, root="env")
-    assert type(back.scene.actuators["legs"]).__module__ == "robolearn.actuators.config"
+    assert type(back.scene.robot.actuators["legs"]).__module__ == "robolearn.actuators.config"
     assert back == cfg
 
 

@@ -76,4 +76,4 @@ def test_an_item_is_named_by_its_index_and_typed_as_the_item_it_replaces():
     with pytest.raises(RobolearnError, match=r"lin_vel_x\[1\] is a float \(now .*\); cannot set"):
         apply_override(cfg, "commands.base_velocity.ranges.lin_vel_x", "[0, high]")
     apply_override(cfg, "scene.feet", "[left_foot, 1]")  # a name YAML reads as a number
-    assert cfg.scene.feet == ("left_foot", "1")
+    assert cfg.scene.robot.feet == ("left_foot", "1")

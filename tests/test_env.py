@@ -322,7 +322,7 @@ def _diverging_cfg(num_envs: int) -> ManagerBasedRLEnvCfg:
     """A slider whose actuator has a per-env bias force, and a termination that a diverged
     state trips."""
     cfg = _exploding_cfg(num_envs)
-    cfg.scene.model = BIASED
+    cfg.scene.robot.model = BIASED
     cfg.terminations["far"] = TerminationTermCfg(
         func=mdp.joint_pos_out_of_bounds, params={"joints": "slide", "bounds": (-100.0, 100.0)}
     )

@@ -190,8 +190,9 @@ def test_a_velocity_task_for_a_robot_of_my_own_is_a_few_lines(tmp_path, monkeypa
     monkeypatch.syspath_prepend(str(tmp_path))
     import_tasks(["my_robot_tasks"])
     derived = get_task("my_quadruped_walk").env_cfg()
-    assert derived.scene.root_body == "base_link" and derived.scene.keyframe == "home"
-    assert derived.scene.feet == ("FL_foot", "FR_foot", "RL_foot", "RR_foot")  # geoms
+    robot = derived.scene.robot
+    assert robot.root_body == "base_link" and robot.keyframe == "home"
+    assert robot.feet == ("FL_foot", "FR_foot", "RL_foot", "RR_foot")  # geoms
     mine, recipe = to_dict(derived), to_dict(velocity_env_cfg(derived.scene, "base_link"))
     assert mine["rewards"].pop("flat_orientation")["weight"] == -2.0
     assert recipe["rewards"].pop("flat_orientation")["weight"] == -1.0

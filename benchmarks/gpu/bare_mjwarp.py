@@ -41,21 +41,21 @@ def main() -> None:
     from robolearn.sim import compile_model, load_spec
 
     cfg = get_task(args.task).env_cfg()
-    spec = load_spec(resolve_model_path(cfg.scene.model))
+    spec = load_spec(resolve_model_path(cfg.scene.robot.model))
     if cfg.sim.physics_dt is not None:
         spec.option.timestep = cfg.sim.physics_dt
     model = compile_model(spec)
     device = wp.get_device("cuda:0" if args.engine == "cuda" else "cpu")
     data = mujoco.MjData(model)
-    if cfg.scene.keyframe:
-        mujoco.mj_resetDataKeyframe(model, data, model.key(cfg.scene.keyframe).id)
+    if cfg.scene.robot.keyframe:
+        mujoco.mj_resetDataKeyframe(model, data, model.key(cfg.scene.robot.keyframe).id)
     mujoco.mj_forward(model, data)
     dec = cfg.decimation
     iteration_limits = mjw.OverflowType.ITERATIONS | mjw.OverflowType.LS_ITERATIONS
-    if cfg.scene.keyframe:
+    if cfg.scene.robot.keyframe:
         # standing targets, as robolearn's env starts; with zero targets the robots collapse
         # into a heap of contacts no training state looks like
-        data.ctrl[:] = model.key(cfg.scene.keyframe).ctrl
+        data.ctrl[:] = model.key(cfg.scene.robot.keyframe).ctrl
     with wp.ScopedDevice(device):
         m = mjw.put_model(model)
         # the solver's iteration limits are routine (robolearn's engine counts them so too):

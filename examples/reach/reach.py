@@ -34,7 +34,7 @@ from robolearn.mdp import JointPositionActionCfg
 from robolearn.mdp.frames import frame_pos
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
-from robolearn.scene import SceneCfg
+from robolearn.scene import EntityCfg, SceneCfg
 
 ARM = Path(__file__).parent / "arm.xml"
 SHOULDER = (0.0, 0.0, 0.4)  # where the arm's reach is centred (the shoulder joint), m
@@ -141,7 +141,9 @@ def target_held(
 def env_cfg() -> ManagerBasedRLEnvCfg:
     cmd = {"command_name": "target"}
     return ManagerBasedRLEnvCfg(
-        scene=SceneCfg(model=str(ARM), num_envs=512, keyframe="home"),
+        scene=SceneCfg(
+            num_envs=512, entities={"robot": EntityCfg(model=str(ARM), keyframe="home")}
+        ),
         decimation=4,
         episode_length_s=6.0,
         actions={"joint_pos": JointPositionActionCfg(scale=0.5)},

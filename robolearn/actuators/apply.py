@@ -33,49 +33,50 @@ from robolearn.errors import RobolearnError
 
 
 def apply_actuators(
-    spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg]
+    spec: mujoco.MjSpec, actuators: Mapping[str, ImplicitPDCfg], where: str = "scene.actuators"
 ) -> list[DrivenJoint]:
     """Drive the joints each config selects as the config says (see the module docstring);
     what drives each, resolved. RobolearnError naming the config for a pattern that matches
     no joint, a joint claimed twice, a negative gain, limit or armature, a DC motor without
-    its torque-speed line, or a delay that is not 0 <= min <= max."""
+    its torque-speed line, or a delay that is not 0 <= min <= max (``where``: the configs'
+    path in messages)."""
     if not actuators:
         return []
     joints = {j.name: j for j in spec.joints if j.type in _DRIVEN and j.name}
     claimed: dict[str, str] = {}
     plan: list[tuple[str, str, ImplicitPDCfg]] = []
     for name, cfg in actuators.items():
-        where = f"scene.actuators.{name}"
-        for joint in _select(joints, cfg.joints, where):
+        at = f"{where}.{name}"
+        for joint in _select(joints, cfg.joints, at):
             if joint in claimed:
                 raise RobolearnError(
-                    f"{where}: joint {joint!r} is driven by scene.actuators.{claimed[joint]} "
+                    f"{at}: joint {joint!r} is driven by {where}.{claimed[joint]} "
                     "already; each joint takes one actuator config"
                 )
             claimed[joint] = name
-            plan.append((joint, where, cfg))
+            plan.append((joint, at, cfg))
     # joint ranges in radians and qpos addresses: the compiled model's (an MJCF's ranges may
     # be in degrees, which only compiling converts)
     before = spec.compile()
     keys = [(key, np.array(key.ctrl, dtype=float)) for key in spec.keys]
     existing = _joint_actuators(spec)
-    for joint, where, _ in plan:
+    for joint, at, _ in plan:
         on_it = [a.name for a in spec.actuators if _drives(a, joint)]
         if len(on_it) > 1:
             raise RobolearnError(
-                f"{where}: joint {joint!r} has {len(on_it)} actuators in the MJCF "
+                f"{at}: joint {joint!r} has {len(on_it)} actuators in the MJCF "
                 f"({', '.join(on_it)}); an actuator config replaces one, and the others would "
                 "drive it too: remove them from the MJCF or leave the joint out"
             )
     held: dict[int, str] = {}  # actuator index -> the joint whose position it holds
     driven = []
-    for joint, where, cfg in plan:
+    for joint, at, cfg in plan:
         actuator = existing.get(joint)
         if actuator is None:
             actuator = spec.add_actuator(
                 name=_free_name(spec, joint), target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT
             )
-        driven.append(_drive(actuator, joints[joint], before.joint(joint), cfg, where))
+        driven.append(_drive(actuator, joints[joint], before.joint(joint), cfg, at))
         held[_index(spec, actuator)] = joint
     _hold_keyframes(spec, before, keys, held)
     return driven

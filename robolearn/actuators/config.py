@@ -4,8 +4,8 @@ delay and rotor inertia; and gains from the motor's facts.
 A robot's MJCF says how its joints are driven, and vendors and model collections say it
 differently: Unitree's own models drive every joint with a torque ``<motor>`` (the PD loop
 runs on the robot's motor drivers), MuJoCo Menagerie's use ``<position>`` actuators. An
-entry of ``SceneCfg.actuators`` drives the joints it selects (regexes over the robot's
-joint names) its own way, whatever the MJCF had there:
+entry of an entity's ``EntityCfg.actuators`` drives the joints it selects (regexes over
+that entity's own joint names) its own way, whatever the MJCF had there:
 
 * :class:`ImplicitPDCfg`: MuJoCo's position loop, ``clip(kp (q* - q) - kd qdot, +-effort)``
   with MuJoCo integrating the damping implicitly: the fastest and most stable;

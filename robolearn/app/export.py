@@ -244,7 +244,7 @@ def _command_term(term) -> dict[str, Any]:
 def _robot(env) -> dict[str, Any]:
     """The robot: its MJCF (a robolearn asset path or a file), the keyframe it starts from,
     its floating base and its joints in qpos order with their default positions."""
-    cfg, scene = env.cfg.scene, env.scene
+    cfg, scene = env.cfg.scene.robot, env.scene
     robot: dict[str, Any] = {
         "model": cfg.model,
         "keyframe": cfg.default_keyframe,
@@ -265,6 +265,8 @@ def _robot(env) -> dict[str, Any]:
                 "effort_limit": None if math.isinf(d.effort_limit) else d.effort_limit,
             }
             for d in scene.driven
+            # the robot's: another entity's joints carry its prefix
+            if not any(d.joint.startswith(f"{n}/") for n in env.cfg.scene.attached())
         ],
     }
     if scene.root_qpos_adr is not None:

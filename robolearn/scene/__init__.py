@@ -12,14 +12,14 @@ The actuator models (how the joints are driven: configs, drives, delays, learned
 a package of their own, :mod:`robolearn.actuators`, below the scene; their configs and
 gains are re-exported here.
 
-Modules: ``config`` (SceneCfg), ``entities`` (the robot and the other robots and
+Modules: ``config`` (SceneCfg), ``entities`` (EntityCfg: the robot and the other robots and
 objects beside it, and the selector terms use), ``models`` (where an MJCF comes from),
-``assembly`` (the MJCF, its entities and the
-engine), ``names`` (names and regex lookups), ``defaults`` (the reset state), ``cache``
-(state computed once per env step), ``feet`` (feet given as geoms), ``robot`` (a SceneCfg
-found in any MJCF), ``sensors`` (ray casters, contact sensors with air time, cameras),
-``terrain`` (a generated terrain's tiles in a running scene) and
-``scene`` (the Scene, its step and its state).
+``assembly`` (the MJCF, its entities and the engine), ``names`` (names and regex lookups),
+``patterns`` (the regex lookups alone), ``defaults`` (the reset state), ``cache`` (state
+computed once per env step), ``feet`` (feet given as geoms), ``robot`` (a robot's
+EntityCfg found in any MJCF), ``sensors`` (ray casters, contact sensors with air time,
+cameras), ``terrain`` (a generated terrain's tiles in a running scene) and ``scene`` (the
+Scene, its step and its state).
 """
 
 from robolearn.actuators import (  # the actuator models, re-exported
@@ -35,7 +35,7 @@ from robolearn.scene.contact_sensors import ContactSensorCfg
 from robolearn.scene.entities import EntityCfg, FrameCfg, SceneEntityCfg
 from robolearn.scene.init_state import InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg
-from robolearn.scene.robot import robot_scene
+from robolearn.scene.robot import robot_entity, robot_scene
 from robolearn.scene.scene import Scene
 from robolearn.scene.sensors import (
     BodyContactSensorCfg,
@@ -72,5 +72,6 @@ __all__ = [
     "SimCfg",
     "pd_gains",
     "reflected_inertia",
+    "robot_entity",
     "robot_scene",
 ]

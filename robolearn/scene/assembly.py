@@ -17,7 +17,7 @@ from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.init_state import add_init_keyframe
 from robolearn.scene.models import resolve_model_path
-from robolearn.scene.names import match_names
+from robolearn.scene.patterns import match_names
 from robolearn.scene.sensors.camera import add_model_cameras
 from robolearn.sim import Engine, SimCfg, compile_model, load_spec, make_engine
 from robolearn.sim.memory import field_bytes_per_env
@@ -29,45 +29,32 @@ from robolearn.terrain import TerrainGrid, add_terrain
 def build_engine(
     cfg: SceneCfg, sim: SimCfg, terrain: TerrainGrid | None = None
 ) -> tuple[Engine, list[DrivenJoint]]:
-    """``cfg.num_envs`` copies of the scene's MJCF, with ``sim``'s settings and its robot's
-    actuators as ``cfg.actuators`` says, on its engine; ``terrain`` (generated from
-    ``cfg.terrain``) replaces the MJCF's ground planes. Also returns how each joint that an
-    actuator config selected is driven."""
-    spec = load_spec(resolve_model_path(cfg.model))
-    check_joints(spec, tuple(cfg.joints), cfg.model)
-    if cfg.init_state is not None:
-        # before the actuators: the ones they add hold the pose the key states
-        add_init_keyframe(spec, cfg.init_state, "scene.init_state")
-    if cfg.ground and terrain is None:
-        add_ground(spec)
-    compensate_gravity(spec, tuple(cfg.gravity_compensation))
-    if cfg.edit is not None:
-        cfg.edit(spec)
-    driven = apply_actuators(spec, cfg.actuators)
+    """``cfg.num_envs`` copies of the scene: the robot's MJCF, its actuators as its config
+    says, and the other entities attached (each with its own actuators), with ``sim``'s
+    settings, on its engine; ``terrain`` (generated from ``cfg.terrain``) replaces the
+    MJCF's ground planes. Also returns how each joint that an actuator config selected is
+    driven (another entity's joint by its prefixed name)."""
+    robot = cfg.robot
+    spec, driven = robot_spec(robot, cfg.ground and terrain is None)
     apply_sim_options(spec.option, sim)  # before compiling: the timestep is checked below
     add_model_delays(spec, driven)
-    separate_foot_geoms(spec, cfg.feet)
-    if cfg.entities:
+    separate_foot_geoms(spec, robot.feet)
+    others = cfg.attached()
+    if others:
         # The keyframe is the robot's: check it against the robot alone (MuJoCo pads it
         # with the attached entities' qpos0).
-        check_keyframe(spec, compile_model(spec), cfg.default_keyframe)
-        attach_entities(spec, cfg.entities)
+        check_keyframe(spec, compile_model(spec), robot.default_keyframe)
+        attached = attach_entities(spec, others)
+        add_model_delays(spec, attached)
+        driven = driven + attached
     add_contact_sensors(spec, cfg.contact_sensors)
     add_model_cameras(spec, cfg.sensors)
     if terrain is not None:
         add_terrain(spec, terrain)
     model = compile_model(spec)
-    if not cfg.entities:
-        check_keyframe(spec, model, cfg.default_keyframe)
-    # before the engine allocates anything: a timestep the gains cannot follow is refused
-    # up front, not found out as a blow-up in training
-    explicit = np.zeros(model.nv)
-    for d in driven:
-        if d.explicit:
-            explicit[model.joint(d.joint).dofadr[0]] += d.stiffness
-    check_timestep(
-        model, model.key(cfg.default_keyframe).qpos if cfg.default_keyframe else None, explicit
-    )
+    if not others:
+        check_keyframe(spec, model, robot.default_keyframe)
+    check_gains(model, driven, robot.default_keyframe)
     # each env's lags of MuJoCo's delayed loops are its own
     delays = ("actuator_delay",) if model_delays(driven) else ()
     engine = make_engine(
@@ -80,6 +67,41 @@ def build_engine(
         reserve_per_env=field_bytes_per_env(model) // 2,
     )
     return engine, driven
+
+
+def robot_spec(robot: EntityCfg, ground: bool) -> tuple[mujoco.MjSpec, list[DrivenJoint]]:
+    """The scene's base model: the ``robot`` entity's MJCF with its default state, a ground
+    plane if ``ground``, and its actuators; how each driven joint is driven."""
+    where = f"scene.entities.{ROBOT}"
+    if robot.model is None:
+        raise RobolearnError(f"{where}.model is None: the robot is an MJCF, not a made object")
+    spec = load_spec(resolve_model_path(robot.model))
+    check_joints(spec, tuple(robot.joints), robot.model)
+    if robot.init_state is not None:
+        # before the actuators: the ones they add hold the pose the key states
+        add_init_keyframe(spec, robot.init_state, "scene.init_state")
+    if ground:
+        add_ground(spec)
+    return spec, drive_entity(spec, robot, "scene")
+
+
+def drive_entity(spec: mujoco.MjSpec, cfg: EntityCfg, where: str) -> list[DrivenJoint]:
+    """An entity's own changes to its spec, in its own names: gravity compensation, its
+    config's edit, then its actuator configs; how each driven joint is driven."""
+    compensate_gravity(spec, tuple(cfg.gravity_compensation), where)
+    if cfg.edit is not None:
+        cfg.edit(spec)
+    return apply_actuators(spec, cfg.actuators, f"{where}.actuators")
+
+
+def check_gains(model: mujoco.MjModel, driven: list[DrivenJoint], keyframe: str | None) -> None:
+    """Before the engine allocates anything: a timestep the gains cannot follow is refused
+    up front, not found out as a blow-up in training."""
+    explicit = np.zeros(model.nv)
+    for d in driven:
+        if d.explicit:
+            explicit[model.joint(d.joint).dofadr[0]] += d.stiffness
+    check_timestep(model, model.key(keyframe).qpos if keyframe else None, explicit)
 
 
 def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | None) -> None:
@@ -103,20 +125,18 @@ def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | N
 
 
 def check_entity_names(entities: dict[str, EntityCfg]) -> None:
-    """Entity names are unique (``robot`` is taken by the scene's model) and hold no ``/``."""
+    """Attached entities' names are not empty and hold no ``/``."""
     for name in entities:
-        if name == ROBOT:
-            raise RobolearnError(
-                f"scene.entities.{ROBOT}: two entities named {ROBOT!r} (the scene's model is "
-                f"the entity {ROBOT!r}); name it otherwise"
-            )
         if not name or "/" in name:
             raise RobolearnError(f"scene.entities: {name!r} is not an entity name (no '/')")
 
 
-def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None:
-    """Attach each entity's bodies into ``spec``'s world under the prefix ``<name>/``."""
+def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> list[DrivenJoint]:
+    """Attach each entity's bodies into ``spec``'s world under the prefix ``<name>/``, its
+    own actuator configs applied first; how each joint they drive is driven, by its
+    prefixed name."""
     check_entity_names(entities)
+    driven: list[DrivenJoint] = []
     for name, cfg in entities.items():
         prefix = f"{name}/"
         pos = [float(p) for p in cfg.pos]
@@ -128,7 +148,8 @@ def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None
                 f"scene.entities.{name}: mocap applies to made objects (no model); an "
                 'MJCF\'s own bodies become mocap bodies by its mocap="true"'
             )
-        child = load_spec(resolve_model_path(cfg.model))
+        child = entity_spec(name, cfg)
+        own = drive_entity(child, cfg, f"scene.entities.{name}")
         frame = spec.worldbody.add_frame(pos=pos)
         body = child.worldbody.first_body()
         if body is None:
@@ -136,16 +157,29 @@ def attach_entities(spec: mujoco.MjSpec, entities: dict[str, EntityCfg]) -> None
         while body is not None:
             frame.attach_body(body, prefix, "")
             body = child.worldbody.next_body(body)
+        driven += [replace(d, joint=prefix + d.joint, actuator=prefix + d.actuator) for d in own]
+    return driven
 
 
-def compensate_gravity(spec: mujoco.MjSpec, patterns: tuple[str, ...]) -> None:
+def entity_spec(name: str, cfg: EntityCfg) -> mujoco.MjSpec:
+    """An attached entity's MJCF with its default state (its ``init_state`` becomes the
+    keyframe ``init_state``, attached as ``<name>/init_state``)."""
+    assert cfg.model is not None
+    child = load_spec(resolve_model_path(cfg.model))
+    check_joints(child, tuple(cfg.joints), cfg.model)
+    if cfg.init_state is not None:
+        add_init_keyframe(child, cfg.init_state, f"scene.entities.{name}.init_state")
+    return child
+
+
+def compensate_gravity(spec: mujoco.MjSpec, patterns: tuple[str, ...], where: str) -> None:
     """Cancel the weight of the bodies matching ``patterns`` (MuJoCo's body ``gravcomp``);
     a pattern that matches no body is a RobolearnError naming the bodies."""
     if not patterns:
         return
     bodies = [b for b in spec.bodies if b.name]
     names = [b.name for b in bodies]
-    for i in match_names(names, patterns, "scene.gravity_compensation body"):
+    for i in match_names(names, patterns, f"{where}.gravity_compensation body"):
         bodies[i].gravcomp = 1.0
 
 

@@ -1,12 +1,15 @@
-"""Scene entities: the robot, and the other robots and objects placed beside it.
+"""Scene entities: every body of the scene, the robot's included, each one config.
 
-The scene's MJCF (``SceneCfg.model``) is the entity ``robot``. Each entry of
-``SceneCfg.entities`` adds one more, attached into the world under the name prefix
-``<name>/`` (MuJoCo's ``MjSpec`` attach), so that the same MJCF twice, or a robot and its
-props, never clash: an MJCF of the user's (its worldbody's bodies, with their joints,
-actuators, sensors, default classes and meshes) or a box made here. Each entity knows its
-own bodies, joints, geoms, actuators and sites, and, if it floats, its free joint's
-addresses in qpos and qvel.
+One :class:`EntityCfg` describes any body, as mjlab's ``EntityCfg`` does: an MJCF (a
+robot, with its default state, joints, feet, mirror and actuators) or a box made here. A
+scene (``SceneCfg.entities``) holds them by name. The entity named ``robot`` is the scene's
+base model: its MJCF is loaded as it is, its names unprefixed. Each other entity is
+attached into the world under the name prefix ``<name>/`` (MuJoCo's ``MjSpec`` attach),
+so that the same MJCF twice, or a robot and its props, never clash: its worldbody's
+bodies, with their joints, actuators (its own actuator configs applied first, on its own
+names), sensors, default classes and meshes. Each entity of a compiled scene knows its own
+bodies, joints, geoms, actuators and sites, and, if it floats, its free joint's addresses
+in qpos and qvel.
 
 Terms pick what they act on with a :class:`SceneEntityCfg` (an entity's name and regexes
 of its joints, bodies, geoms, actuators, sites), or with plain regexes, which select on the
@@ -15,23 +18,61 @@ robot. Names in a selector are the entity's own, without the prefix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import mujoco
 
+from robolearn.actuators import ImplicitPDCfg
+from robolearn.scene.init_state import INIT_KEY, InitStateCfg
+from robolearn.scene.mirror import JointMirrorCfg
+
 ROBOT = "robot"
-"""The name of the entity that ``SceneCfg.model`` holds."""
+"""The name of the entity that is the scene's base model (its names unprefixed)."""
 
 
 @dataclass
 class EntityCfg:
-    """One more robot or object in the scene."""
+    """One body of the scene: a robot or object from an MJCF, or a box made here."""
 
     model: str | None = None
-    """MJCF file (a robolearn asset path or any path) whose worldbody's bodies are attached;
-    None makes the object below (its body is named ``box`` whatever its shape). A made
-    object collides with every geom that collides at all (its contype and conaffinity
-    are 1, whatever the MJCF's defaults)."""
+    """MJCF file: a robolearn asset path (``humanoid/scene.xml``), ``menagerie:<robot>`` or
+    any path; its worldbody's bodies are the entity. None makes the object below (its body
+    is named ``box`` whatever its shape), which the ``robot`` entity cannot be. A made
+    object collides with every geom that collides at all (its contype and conaffinity are
+    1, whatever the MJCF's defaults)."""
+    keyframe: str | None = None
+    """A keyframe of ``model`` giving the entity's default state (root pose, joint positions,
+    ctrl); None: the model's qpos0. Unused where ``init_state`` is set."""
+    init_state: InitStateCfg | None = None
+    """The default state stated by the config, written into the model as the keyframe
+    ``init_state`` (see :mod:`robolearn.scene.init_state`); None: ``keyframe``. An attached
+    entity's root pose in it is in the entity's own frame (moved by ``pos``)."""
+    joints: tuple[str, ...] = ()
+    """The joint names a robot config was written for: a model lacking any of them is
+    refused, naming them; empty checks nothing."""
+    root_body: str | None = None
+    """Body of the floating base (a free joint) for the robot's base-frame quantities; None
+    if fixed. Read on the ``robot`` only: another entity's root is its free joint's body,
+    found in the model (a robot config placed as a second robot keeps it, unused)."""
+    feet: tuple[str, ...] = ()
+    """Bodies (or geoms) that are feet, for the robot's gait terms (air time, slip,
+    contact). Read on the ``robot`` only."""
+    mirror: JointMirrorCfg | None = None
+    """The left-right joint map for the robot's symmetry augmentation; None finds it in the
+    model's geometry (:mod:`robolearn.scene.mirror`). Read on the ``robot`` only."""
+    gravity_compensation: tuple[str, ...] = ()
+    """Regexes of the entity's bodies whose weight its own controller cancels (MuJoCo's
+    ``gravcomp="1"``): a Franka arm's controller adds each link's gravity torque to what it
+    is commanded, so its position loops do not sag. Empty: none."""
+    edit: Callable[[mujoco.MjSpec], None] | None = None
+    """The config's own change to the entity's MJCF, run on its spec before the actuator
+    configs apply (e.g. a gripper actuator's gains from the vendor's grasp force, which no
+    field states); None: none."""
+    actuators: dict[str, ImplicitPDCfg] = field(default_factory=dict)
+    """How the entity's joints are driven, by name: each config selects joints by regex (of
+    the entity's own joint names, without its prefix) and replaces or adds their actuators
+    (see :mod:`robolearn.actuators`); empty keeps the MJCF's actuators."""
     box: tuple[float, float, float] = (0.05, 0.05, 0.05)
     """Half-sizes (m) of the made object: a box's (x, y, z); a cylinder's radius is x and
     its half-height z; a sphere's radius is x."""
@@ -57,10 +98,13 @@ class EntityCfg:
     not move under physics), so an obstacle costs no contacts with the ground it stands
     on. Set ``free`` to False with it."""
     pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """Where the entity's frame is placed, relative to each env's origin (m)."""
-    keyframe: str | None = None
-    """A keyframe of ``model`` giving the entity's default state (its joint positions and
-    controls); None: the model's qpos0."""
+    """Where an attached entity's frame is placed, relative to each env's origin (m); the
+    ``robot``'s MJCF places itself (this is unused there)."""
+
+    @property
+    def default_keyframe(self) -> str | None:
+        """The keyframe the entity resets to: ``init_state``'s, else ``keyframe``."""
+        return INIT_KEY if self.init_state is not None else self.keyframe
 
 
 SHAPES = ("box", "cylinder", "sphere")

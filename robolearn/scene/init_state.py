@@ -16,7 +16,7 @@ import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
-from robolearn.scene.names import compile_patterns
+from robolearn.scene.patterns import compile_patterns
 
 INIT_KEY = "init_state"
 """The keyframe name the scene gives a config's default state."""

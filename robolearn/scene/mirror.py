@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
-from robolearn.scene.names import match_names
+from robolearn.scene.patterns import match_names
 
 MIRROR = np.array([1.0, -1.0, 1.0])
 """The reflection through the x-z plane, as a diagonal."""

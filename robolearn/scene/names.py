@@ -15,40 +15,9 @@ import torch
 from robolearn.errors import RobolearnError
 from robolearn.math import columns
 from robolearn.scene.entities import ROBOT, Entity, SceneEntityCfg, find_entities
+from robolearn.scene.patterns import compile_patterns, match_names
 
-
-def match_names(names: Sequence[str], patterns: str | Sequence[str], what: str) -> list[int]:
-    """Indices of ``names`` that fully match any regex in ``patterns``, in ``names`` order.
-
-    Raises RobolearnError naming the valid names if a pattern matches nothing, and the
-    regex's own error if a pattern is not one.
-    """
-    ids: list[int] = []
-    for pattern, regex in compile_patterns(patterns, what):
-        hits = [i for i, n in enumerate(names) if regex.fullmatch(n)]
-        if not hits:
-            raise RobolearnError(
-                f"no {what} matches {pattern!r}; {what}s: {', '.join(n for n in names if n)}"
-            )
-        ids.extend(h for h in hits if h not in ids)
-    return sorted(ids)
-
-
-def compile_patterns(patterns: str | Sequence[str], what: str) -> list[tuple[str, re.Pattern[str]]]:
-    """Each pattern with its compiled regex; one that is not a regex is a RobolearnError
-    naming it (as the pattern of a ``what``) and the regex's own error."""
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    compiled = []
-    for pattern in patterns:
-        try:
-            compiled.append((pattern, re.compile(pattern)))
-        except (re.error, TypeError) as exc:
-            raise RobolearnError(
-                f"the {what} pattern {pattern!r} is not a regular expression: {exc}"
-            ) from exc
-    return compiled
-
+__all__ = ["SceneNames", "compile_patterns", "match_names"]
 
 _FIELD = {
     "joint": "joints",

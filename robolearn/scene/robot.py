@@ -3,8 +3,9 @@
 Public MJCF robots name things their own way: the floating base is whichever body holds
 the free joint, the standing pose is a keyframe called ``home`` or ``stand`` or
 ``init_state``, and feet may be bodies or collision geoms at the end of the calves.
-:func:`robot_scene` reads the model and fills a :class:`SceneCfg` from it, so a task can
-take a user's file as it is.
+:func:`robot_entity` reads the model and fills the robot's :class:`EntityCfg` from it, and
+:func:`robot_scene` places it in a :class:`SceneCfg`, so a task can take a user's file as
+it is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import mujoco
 
 from robolearn.errors import RobolearnError
 from robolearn.scene.config import SceneCfg
+from robolearn.scene.entities import ROBOT, EntityCfg
 from robolearn.scene.models import resolve_model_path
 from robolearn.scene.names import compile_patterns, match_names
 from robolearn.sim import load_spec
@@ -26,7 +28,16 @@ def robot_scene(
     keyframe: str | None = None,
     num_envs: int = 1024,
 ) -> SceneCfg:
-    """A :class:`SceneCfg` for the robot in ``model`` (a robolearn asset or any MJCF path).
+    """A :class:`SceneCfg` holding :func:`robot_entity` as its ``robot``, ``num_envs``
+    copies."""
+    return SceneCfg(num_envs=num_envs, entities={ROBOT: robot_entity(model, feet, keyframe)})
+
+
+def robot_entity(
+    model: str, feet: str | Sequence[str] = (), keyframe: str | None = None
+) -> EntityCfg:
+    """The robot's :class:`EntityCfg` for the robot in ``model`` (a robolearn asset or any
+    MJCF path).
 
     Args:
         model: the MJCF (meshes and default classes as the file has them).
@@ -34,15 +45,13 @@ def robot_scene(
             scene makes bodies of their own; see :mod:`robolearn.scene.feet`).
         keyframe: the default pose; None takes the model's keyframe if it has exactly one,
             and qpos0 if it has none.
-        num_envs: parallel envs.
 
     The floating base is the body of the model's free joint (none for a fixed base; more
-    than one free joint is an error: name the robot's with ``SceneCfg.root_body``).
+    than one free joint is an error: name the robot's with ``EntityCfg.root_body``).
     """
     spec = load_spec(resolve_model_path(model))
-    return SceneCfg(
+    return EntityCfg(
         model=model,
-        num_envs=num_envs,
         keyframe=_keyframe(spec, keyframe, model),
         root_body=_floating_base(spec, model),
         feet=_feet(spec, feet),
@@ -54,7 +63,7 @@ def _floating_base(spec: mujoco.MjSpec, model: str) -> str | None:
     if len(bases) > 1:
         raise RobolearnError(
             f"{model} has {len(bases)} free joints (bodies {', '.join(bases)}); set "
-            "SceneCfg.root_body to the robot's"
+            "EntityCfg.root_body to the robot's"
         )
     return bases[0] if bases else None
 

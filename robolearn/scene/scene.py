@@ -82,15 +82,17 @@ class Scene(SceneNames):
         controls for the rest. The engine's ``ctrl`` itself unless a :attr:`drive`
         computes the controls from it at every physics step."""
         self.driven: tuple[DrivenJoint, ...] = tuple(driven)
-        """Each joint the robot config's actuators drive, with its gains and limits."""
+        """Each joint the entities' actuator configs drive, with its gains and limits (the
+        robot's first; another entity's joint by its prefixed name, ``<name>/joint``)."""
         self.explicit_actuators = frozenset(d.actuator for d in driven if d.explicit)
         """Names of the actuators whose torque robolearn computes from a position target."""
         self.sensor_errors = SensorErrors()
         """How each env's encoders and IMU misread the robot, once a term draws them:
         observations read through it, joint position targets are offset by it."""
-        super().__init__(self.engine.model, self.engine.device, list(cfg.entities))
+        robot = cfg.robot
+        super().__init__(self.engine.model, self.engine.device, list(cfg.attached()))
         self.default_qpos, self.default_ctrl = default_state(
-            self.model, cfg.default_keyframe, cfg.model, self.engine.dtype, self.device
+            self.model, robot.default_keyframe, robot.model, self.engine.dtype, self.device
         )
         self._entity_keyframes()
         """(nq,) and (nu,): the state every env resets to, in the engine's dtype."""
@@ -98,7 +100,7 @@ class Scene(SceneNames):
             self.default_qpos[self.joint_qpos_adr].float().unsqueeze(0).repeat(self.num_envs, 1)
         )
         """(N, num_joints) joint positions each env resets around; events may change rows."""
-        self.root_body_id, self.root_qpos_adr, self.root_dof_adr = self._find_root(cfg.root_body)
+        self.root_body_id, self.root_qpos_adr, self.root_dof_adr = self._find_root(robot.root_body)
         """The floating base's body id and its free joint's first qpos and qvel columns, or
         None (see :meth:`require_floating_base`)."""
         self.terrain = (
@@ -116,7 +118,9 @@ class Scene(SceneNames):
         if self.terrain is not None:
             self._refuse_fixed_entities()
         self.feet_body_ids = (
-            torch.as_tensor(self.body_ids(list(cfg.feet)), device=self.device) if cfg.feet else None
+            torch.as_tensor(self.body_ids(list(robot.feet)), device=self.device)
+            if robot.feet
+            else None
         )
         self.gravity_dir = torch.tensor([0.0, 0.0, -1.0], device=self.device)
         self._step_cache: dict[str, torch.Tensor] = {}
@@ -124,14 +128,19 @@ class Scene(SceneNames):
         self._cache_stamp: tuple[int, int] = self._state_stamp()
         self._nominal: dict[str, torch.Tensor] = {}
         self._joint_mirror: IndexMirror | None = None
-        if cfg.mirror is not None:
+        if robot.mirror is not None:
             self.joint_mirror()  # a map naming a joint the model lacks fails here, at once
         self.ray_groups = RayGroups(self.model, self.engine, cfg.sensors.values())
         """The spare geom groups the ray casters skip (their robots' own geoms, the
         terrain they read from its height field)."""
         self.sensors: dict[str, Sensor] = {}
         """The scene's sensors by name (``SceneCfg.sensors``), built and ready to read."""
-        for name, sensor_cfg in cfg.sensors.items():
+        self._build_sensors()
+
+    def _build_sensors(self) -> None:
+        """Build each sensor of ``SceneCfg.sensors`` on this scene, in order, into
+        :attr:`sensors`; a bad one is a RobolearnError naming it."""
+        for name, sensor_cfg in self.cfg.sensors.items():
             if not isinstance(sensor_cfg, SensorCfg):
                 raise RobolearnError(
                     f"scene.sensors.{name} must be a sensor config (RayCasterCfg, "
@@ -178,18 +187,20 @@ class Scene(SceneNames):
         raise RobolearnError(f"scene.root_body {root_body!r} has no free joint")
 
     def _entity_keyframes(self) -> None:
-        """Write each entity's own keyframe (``EntityCfg.keyframe``) into its part of the
-        default state: MuJoCo imports it as ``<name>/<keyframe>``."""
+        """Write each attached entity's own keyframe (``EntityCfg.keyframe``, or its
+        ``init_state``'s) into its part of the default state: MuJoCo imports it as
+        ``<name>/<keyframe>``."""
         m = self.model
-        for name, ecfg in self.cfg.entities.items():
-            if ecfg.keyframe is None:
+        for name, ecfg in self.cfg.attached().items():
+            keyframe = ecfg.default_keyframe
+            if keyframe is None:
                 continue
-            entity, key_name = self.entities[name], f"{name}/{ecfg.keyframe}"
+            entity, key_name = self.entities[name], f"{name}/{keyframe}"
             keys = [m.key(k).name for k in range(m.nkey)]
             if key_name not in keys:
                 own = [k[len(name) + 1 :] for k in keys if k.startswith(f"{name}/")]
                 raise RobolearnError(
-                    f"scene.entities.{name}.keyframe {ecfg.keyframe!r} is not in "
+                    f"scene.entities.{name}.keyframe {keyframe!r} is not in "
                     f"{ecfg.model}; keyframes: {', '.join(own) or 'none'}"
                 )
             key = m.key(key_name)
@@ -252,8 +263,9 @@ class Scene(SceneNames):
         ``scene.mirror``, else found once in the MJCF (:mod:`robolearn.scene.mirror`);
         RobolearnError if it names a joint the model lacks, or the model is not
         symmetric."""
-        if self._joint_mirror is None and self.cfg.mirror is not None:
-            self._joint_mirror = configured_joint_mirror(self.cfg.mirror, self.joint_names)
+        mirror = self.cfg.robot.mirror
+        if self._joint_mirror is None and mirror is not None:
+            self._joint_mirror = configured_joint_mirror(mirror, self.joint_names)
         if self._joint_mirror is None:
             self.require_floating_base()
             self._joint_mirror = joint_mirror(

@@ -7,9 +7,8 @@ cartpole_balance for this env before the tasks were grouped by family).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
-from robolearn.envs.cartpole import cartpole_scene
+from robolearn.envs.cartpole import cartpole_robot
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
@@ -21,7 +20,7 @@ from robolearn.managers import (
     TerminationTermCfg,
 )
 from robolearn.mdp import JointEffortActionCfg
-from robolearn.scene import SimCfg
+from robolearn.scene import SceneCfg, SimCfg
 
 
 def balance_env_cfg() -> ManagerBasedRLEnvCfg:
@@ -30,7 +29,7 @@ def balance_env_cfg() -> ManagerBasedRLEnvCfg:
     pole upright and still; an episode fails when the pole falls past 90 deg or the cart
     leaves +-2 m."""
     return ManagerBasedRLEnvCfg(
-        scene=replace(cartpole_scene(), num_envs=256),
+        scene=SceneCfg(num_envs=256, entities={"robot": cartpole_robot()}),
         sim=SimCfg(),
         decimation=2,
         episode_length_s=5.0,

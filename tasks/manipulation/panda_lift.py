@@ -28,7 +28,7 @@ from robolearn.envs.franka_panda import (
     GRIPPER_CLOSED,
     GRIPPER_OPEN,
     TCP,
-    panda_scene,
+    panda_robot,
 )
 from robolearn.tasks.manipulation.recipe import (
     ARM_ACTUATORS,
@@ -53,7 +53,7 @@ from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
-from robolearn.scene import EntityCfg, FrameCfg
+from robolearn.scene import EntityCfg, FrameCfg, SceneCfg
 
 CUBE_HALF = 0.02  # m: a 4 cm cube
 CUBE_START = (0.5, 0.0, CUBE_HALF)  # m, in the env's frame (the arm's base is its origin)
@@ -64,11 +64,14 @@ OBJECT = FrameCfg("box", entity="object")
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    scene = panda_scene()
-    scene.num_envs = 1024
-    scene.entities = {
-        "object": EntityCfg(box=(CUBE_HALF,) * 3, mass=0.1, pos=CUBE_START),
-    }
+    scene = SceneCfg(
+        num_envs=1024,
+        entities={
+            "robot": panda_robot(),
+            "object": EntityCfg(box=(CUBE_HALF,) * 3, mass=0.1, pos=CUBE_START),
+        },
+        ground=True,
+    )
     command = {"command_name": "object_pose"}
     sim = panda_sim()
     sim.per_env_fields = OBJECT_PER_ENV_FIELDS

@@ -21,7 +21,7 @@ from robolearn.envs.franka_panda import (
     GRIPPER_CLOSED,
     GRIPPER_OPEN,
     TCP,
-    panda_scene,
+    panda_robot,
 )
 from robolearn.tasks.manipulation.recipe import (
     arm_joint_action,
@@ -43,7 +43,7 @@ from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pos, frame_pose
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
-from robolearn.scene import EntityCfg, FrameCfg, SceneEntityCfg
+from robolearn.scene import EntityCfg, FrameCfg, SceneCfg, SceneEntityCfg
 
 HANDLE = FrameCfg("handle", entity="cabinet")
 DRAWER = SceneEntityCfg("cabinet", joints="drawer")
@@ -51,9 +51,14 @@ OPENED = 0.2  # m: success with the drawer 20 cm out
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    scene = panda_scene()
-    scene.num_envs = 1024
-    scene.entities = {"cabinet": EntityCfg(model="cabinet/drawer.xml", pos=(0.85, 0.0, 0.0))}
+    scene = SceneCfg(
+        num_envs=1024,
+        entities={
+            "robot": panda_robot(),
+            "cabinet": EntityCfg(model="cabinet/drawer.xml", pos=(0.85, 0.0, 0.0)),
+        },
+        ground=True,
+    )
     near = {"frame_a": TCP, "frame_b": HANDLE}
     return ManagerBasedRLEnvCfg(
         scene=scene,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from robolearn.envs.franka_panda import ARM, BASE, TCP, panda_scene
+from robolearn.envs.franka_panda import ARM, BASE, TCP, panda_robot
 from robolearn.tasks.manipulation.recipe import (
     arm_joint_action,
     panda_agent_cfg,
@@ -37,13 +37,13 @@ from robolearn.mdp.frames import frame_pose
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
+from robolearn.scene import SceneCfg
 
 REACHED = 0.01  # m: a goal counts as reached within 1 cm
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
-    scene = panda_scene()
-    scene.num_envs = 512
+    scene = SceneCfg(num_envs=512, entities={"robot": panda_robot()}, ground=True)
     return ManagerBasedRLEnvCfg(
         scene=scene,
         sim=panda_sim(),

@@ -16,11 +16,11 @@ default pose (0.5 rad per unit of action), on the G1's robot config and g1_walk'
 from __future__ import annotations
 
 from robolearn.envs import CAPPED_SOLVER
-from robolearn.envs.unitree_g1 import NUM_ENVS, g1_scene
+from robolearn.envs.unitree_g1 import NUM_ENVS, g1_robot
 from robolearn.tasks.tracking.recipe import register_tracking_tasks, tracking_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.scene import SimCfg
+from robolearn.scene import SceneCfg, SimCfg
 
 WALK = "motions/g1_walk.npz"
 SQUAT = "motions/g1_squat.npz"
@@ -47,8 +47,7 @@ CONTACT_FREE = "(?!.*(_ankle_roll_link|_wrist_yaw_link)$).+"
 
 
 def env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
-    scene = g1_scene()
-    scene.num_envs = NUM_ENVS
+    scene = SceneCfg(num_envs=NUM_ENVS, entities={"robot": g1_robot()}, ground=True)
     sim = SimCfg(physics_dt=0.01, njmax=256, integrator="implicitfast", **CAPPED_SOLVER)
     return tracking_env_cfg(
         scene,

@@ -11,11 +11,11 @@ pose.
 
 from __future__ import annotations
 
-from robolearn.envs.humanoid import humanoid_scene
+from robolearn.envs.humanoid import humanoid_robot
 from robolearn.tasks.tracking.recipe import register_tracking_tasks, tracking_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.scene import SimCfg
+from robolearn.scene import SceneCfg, SimCfg
 
 WALK = "motions/humanoid_walk.npz"
 SQUAT = "motions/humanoid_squat.npz"
@@ -32,8 +32,7 @@ CONTACT_FREE = "(?!.*_foot$).+"
 
 
 def env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
-    scene = humanoid_scene()
-    scene.num_envs = 1024
+    scene = SceneCfg(num_envs=1024, entities={"robot": humanoid_robot()})
     return tracking_env_cfg(
         scene,
         # humanoid_walk's physics: 100 Hz, room for the constraint rows of a fallen robot

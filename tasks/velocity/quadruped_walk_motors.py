@@ -66,7 +66,7 @@ def sim_to_real_events() -> dict[str, EventTermCfg]:
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
     cfg = quadruped_flat_cfg()
-    cfg.scene.actuators = {"legs": MOTORS}
+    cfg.scene.robot.actuators = {"legs": MOTORS}
     cfg.events |= sim_to_real_events()
     policy = cfg.observations["policy"].terms
     for term in ("base_ang_vel", "projected_gravity"):

@@ -189,7 +189,7 @@ def velocity_env_cfg(
     """
     return ManagerBasedRLEnvCfg(
         scene=scene,
-        decimation=decimation or control_decimation(scene.model, control_dt),
+        decimation=decimation or control_decimation(scene.robot.model or "", control_dt),
         episode_length_s=20.0,
         actions={"joint_pos": JointPositionActionCfg(scale=0.25)},
         commands={COMMAND: velocity_command()},

@@ -9,20 +9,17 @@ name the function.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from robolearn.envs import CAPPED_SOLVER, unitree_g1
-from robolearn.envs import quadruped as quadruped_robot
-from robolearn.envs.humanoid import LEG_JOINTS, humanoid_scene
+from robolearn.envs import CAPPED_SOLVER, quadruped, unitree_g1
+from robolearn.envs.humanoid import LEG_JOINTS, humanoid_robot
 from robolearn.envs.unitree_go2 import BASE as GO2_BASE
-from robolearn.envs.unitree_go2 import go2_scene
+from robolearn.envs.unitree_go2 import go2_robot
 from robolearn.tasks.velocity.biped import biped_terms
 from robolearn.tasks.velocity.quadruped import quadruped_terms, rough_quadruped
 from robolearn.tasks.velocity.recipe import velocity_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.mdp import JointPositionActionCfg
-from robolearn.scene import SimCfg
+from robolearn.scene import SceneCfg, SimCfg
 
 # ---- bipeds ---------------------------------------------------------------------------------
 
@@ -30,7 +27,8 @@ from robolearn.scene import SimCfg
 def humanoid_flat_cfg() -> ManagerBasedRLEnvCfg:
     """humanoid_walk's config: the biped recipe on our humanoid, 100 Hz physics, the legs
     and the waist driven (the arms hold their pose under their own position control)."""
-    cfg = velocity_env_cfg(humanoid_scene(), base_body="torso", contact_bodies=["pelvis", "torso"])
+    scene = SceneCfg(entities={"robot": humanoid_robot()})
+    cfg = velocity_env_cfg(scene, base_body="torso", contact_bodies=["pelvis", "torso"])
     # MuJoCo Warp sizes its constraint buffer from the model's initial state (qpos0); a
     # humanoid lying on the floor uses more rows than that, so leave room.
     cfg.sim = SimCfg(physics_dt=0.01, njmax=128)
@@ -50,8 +48,9 @@ after the joints, Unitree after the joints without ``_joint``: these match both)
 def g1_flat_cfg() -> ManagerBasedRLEnvCfg:
     """g1_walk's config: the biped recipe on the G1's robot config, 100 Hz physics on the
     capped solver, the legs and the waist's yaw driven."""
-    scene = unitree_g1.g1_scene()
-    scene.num_envs = unitree_g1.NUM_ENVS
+    scene = SceneCfg(
+        num_envs=unitree_g1.NUM_ENVS, entities={"robot": unitree_g1.g1_robot()}, ground=True
+    )
     cfg = velocity_env_cfg(
         scene, base_body="torso_link", contact_bodies=["pelvis", "torso_link"], decimation=2
     )
@@ -87,21 +86,20 @@ GO2_NUM_ENVS = 512
 
 def quadruped_flat_cfg() -> ManagerBasedRLEnvCfg:
     """quadruped_walk's config: the quadruped recipe on our quadruped."""
-    scene = replace(quadruped_robot.quadruped_scene(), num_envs=QUADRUPED_NUM_ENVS)
+    scene = SceneCfg(num_envs=QUADRUPED_NUM_ENVS, entities={"robot": quadruped.quadruped_robot()})
     cfg = velocity_env_cfg(scene, base_body="trunk")
     return quadruped_terms(cfg, shin_bodies=".*_calf")
 
 
 def quadruped_rough_cfg() -> ManagerBasedRLEnvCfg:
     """quadruped_walk_rough's config: :func:`quadruped_flat_cfg` made rough."""
-    return rough_quadruped(quadruped_flat_cfg(), quadruped_robot.STANDING_HEIGHT)
+    return rough_quadruped(quadruped_flat_cfg(), quadruped.STANDING_HEIGHT)
 
 
 def go2_flat_cfg() -> ManagerBasedRLEnvCfg:
     """go2_walk's config: the quadruped recipe on the Go2's robot config, 200 Hz physics on
     the capped solver, the thighs' and calves' contacts penalized."""
-    scene = go2_scene()
-    scene.num_envs = GO2_NUM_ENVS
+    scene = SceneCfg(num_envs=GO2_NUM_ENVS, entities={"robot": go2_robot()}, ground=True)
     cfg = velocity_env_cfg(scene, base_body=GO2_BASE, decimation=4)
     cfg.sim = SimCfg(physics_dt=0.005, **CAPPED_SOLVER)
     cfg.events["friction"].params["geoms"] = "FL|FR|RL|RR"

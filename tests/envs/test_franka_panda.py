@@ -8,12 +8,11 @@ import torch
 from robolearn.envs import franka_panda
 
 from robolearn.errors import RobolearnError
-from robolearn.scene import Scene, SimCfg
+from robolearn.scene import Scene, SceneCfg, SimCfg
 
 
 def test_the_panda_holds_its_home_pose_on_the_configs_drives(menagerie_root):
-    cfg = franka_panda.panda_scene()
-    cfg.num_envs = 2
+    cfg = SceneCfg(num_envs=2, entities={"robot": franka_panda.panda_robot()}, ground=True)
     scene = Scene(cfg, SimCfg(engine="cpu"))
     m = scene.model
     assert m.nu == 8  # the 7 arm loops and the gripper's tendon actuator
@@ -40,8 +39,7 @@ def test_the_panda_holds_its_home_pose_on_the_configs_drives(menagerie_root):
 
 
 def test_a_reset_control_naming_no_actuator_is_refused(menagerie_root):
-    cfg = franka_panda.panda_scene()
-    cfg.num_envs = 1
-    cfg.init_state.ctrl = {"gripper": 255.0}
+    cfg = SceneCfg(num_envs=1, entities={"robot": franka_panda.panda_robot()}, ground=True)
+    cfg.robot.init_state.ctrl = {"gripper": 255.0}
     with pytest.raises(RobolearnError, match=r"'gripper' matches no actuator.*actuator8"):
         Scene(cfg, SimCfg(engine="cpu"))

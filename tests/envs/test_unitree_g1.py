@@ -9,7 +9,7 @@ from cli_helpers import play_eval, shared_file, walks
 from robolearn.envs import unitree_g1
 
 from robolearn.errors import RobolearnError
-from robolearn.scene import JointMirrorCfg, Scene, SimCfg
+from robolearn.scene import JointMirrorCfg, Scene, SceneCfg, SimCfg
 from robolearn.scene.mirror import IndexMirror, joint_mirror
 
 VENDOR_G1 = shared_file("robots/unitree_mujoco/g1/g1_29dof.xml")
@@ -29,8 +29,8 @@ def stands(scene: Scene, seconds: float) -> torch.Tensor:
 def test_the_g1_stands_on_the_configs_motors_on_either_file(source, menagerie_root):
     if source == "unitree" and not VENDOR_G1.exists():
         pytest.skip(f"Unitree's g1_29dof.xml is not at {VENDOR_G1}")
-    cfg = unitree_g1.g1_scene(unitree_g1.MODEL if source == "menagerie" else str(VENDOR_G1))
-    cfg.num_envs = 2
+    robot = unitree_g1.g1_robot(unitree_g1.MODEL if source == "menagerie" else str(VENDOR_G1))
+    cfg = SceneCfg(num_envs=2, entities={"robot": robot}, ground=True)
     scene = Scene(cfg, SimCfg(engine="cpu", physics_dt=0.005))
     m = scene.model
     # the files name their actuators differently: find each by the joint it drives
@@ -62,12 +62,13 @@ def geometric_mirror(scene: Scene) -> IndexMirror:
 
 
 def test_a_mirror_map_naming_a_joint_the_model_lacks_is_refused(menagerie_root):
-    cfg = unitree_g1.g1_scene()
-    cfg.num_envs = 1
-    cfg.mirror = JointMirrorCfg(pairs={"left_knee_joint": "right_kne_joint"})
+    cfg = SceneCfg(num_envs=1, entities={"robot": unitree_g1.g1_robot()}, ground=True)
+    cfg.robot.mirror = JointMirrorCfg(pairs={"left_knee_joint": "right_kne_joint"})
     with pytest.raises(RobolearnError, match="no joint 'right_kne_joint'"):
         Scene(cfg, SimCfg(engine="cpu"))
-    cfg.mirror = JointMirrorCfg(pairs={"left_knee_joint": "right_knee_joint"}, flip=("elb.*",))
+    cfg.robot.mirror = JointMirrorCfg(
+        pairs={"left_knee_joint": "right_knee_joint"}, flip=("elb.*",)
+    )
     with pytest.raises(RobolearnError, match=r"no scene.mirror.flip joint matches .elb"):
         Scene(cfg, SimCfg(engine="cpu"))
 

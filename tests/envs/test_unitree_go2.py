@@ -47,7 +47,7 @@ def position_actuator_go2(tmp_path: Path) -> Path:
 
 def go2_env(model: Path, num_envs: int = 4) -> ManagerBasedRLEnv:
     cfg = go2_walk.play_env_cfg()
-    cfg.scene.model = str(model)
+    cfg.scene.robot.model = str(model)
     cfg.scene.num_envs = num_envs
     cfg.sim.engine = "cpu"
     cfg.events = {}  # the same robot in every env, starting from the config's pose

@@ -38,12 +38,12 @@ def table(tmp_path) -> str:
 def _env(model: str, engine: str, num_envs: int = 12, per_env=OBJECT_PER_ENV_FIELDS, **params):
     cfg = ManagerBasedRLEnvCfg(
         scene=SceneCfg(
-            model=model,
             num_envs=num_envs,
             entities={
+                "robot": EntityCfg(model=model),
                 "object": EntityCfg(
                     box=HALF, mass=0.2, shapes=("box", "cylinder", "sphere"), pos=(1.0, 0.0, 0.2)
-                )
+                ),
             },
         ),
         sim=SimCfg(engine=engine, per_env_fields=per_env),
@@ -100,9 +100,11 @@ def test_an_object_shape_no_engine_varies_is_refused(table):
         ManagerBasedRLEnv(
             ManagerBasedRLEnvCfg(
                 scene=SceneCfg(
-                    model=table,
                     num_envs=1,
-                    entities={"object": EntityCfg(shapes=("box", "mesh"))},
+                    entities={
+                        "robot": EntityCfg(model=table),
+                        "object": EntityCfg(shapes=("box", "mesh")),
+                    },
                 ),
                 actions={"cart": mdp.JointEffortActionCfg(actuators=".*")},
                 observations={

@@ -50,9 +50,9 @@ def rough_env(
         **(sensors or {}),
     }
     if box:  # a heavy 10 cm box ahead of every robot (a free body: placed at each env's origin)
-        cfg.scene.entities = {
-            "box": EntityCfg(box=(0.22, 0.17, 0.05), mass=50.0, pos=(0.57, 0, 0.05))
-        }
+        cfg.scene.entities["box"] = EntityCfg(
+            box=(0.22, 0.17, 0.05), mass=50.0, pos=(0.57, 0, 0.05)
+        )
     # the play config's policy group has no noise: the scan over the rays, with the task's
     # own scan's offset, clip and scale
     policy = cfg.observations["policy"]

@@ -29,7 +29,7 @@ def quadruped(num_envs: int = 2, actuators=None, engine: str = "cpu", **changes)
     cfg.sim.engine = engine
     cfg.events = {}
     if actuators is not None:
-        cfg.scene.actuators = actuators
+        cfg.scene.robot.actuators = actuators
     for change in changes.values():
         change(cfg)
     env = ManagerBasedRLEnv(cfg)

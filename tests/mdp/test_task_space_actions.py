@@ -6,13 +6,12 @@ are one-line errors."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 
 import mujoco
 import numpy as np
 import pytest
 import torch
-from robolearn.envs.franka_panda import ARM, BASE, GRIPPER, TCP, panda_scene
+from robolearn.envs.franka_panda import ARM, BASE, GRIPPER, TCP, panda_robot
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
@@ -21,13 +20,13 @@ from robolearn.managers import ObservationGroupCfg, ObservationTermCfg, Terminat
 from robolearn.math import quat_angle_between, quat_from_axis_angle, quat_mul, quat_rotate
 from robolearn.mdp.frames import frame_pose
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
-from robolearn.scene import FrameCfg, SimCfg
+from robolearn.scene import FrameCfg, SceneCfg, SimCfg
 from robolearn.wrappers import make_env
 
 
 def _panda_env(actions: dict, num_envs: int = 4, engine: str = "cpu") -> ManagerBasedRLEnv:
     cfg = ManagerBasedRLEnvCfg(
-        scene=replace(panda_scene(), num_envs=num_envs),
+        scene=SceneCfg(num_envs=num_envs, entities={"robot": panda_robot()}, ground=True),
         sim=SimCfg(engine=engine, physics_dt=0.005),
         decimation=4,
         episode_length_s=100.0,

@@ -61,7 +61,7 @@ def box_env(tmp_path) -> ManagerBasedRLEnv:
     path = tmp_path / "free_box.xml"
     path.write_text(FREE_BOX)
     cfg = slider_task_cfg(str(path), num_envs=2)
-    cfg.scene.root_body = "box"
+    cfg.scene.robot.root_body = "box"
     cfg.rewards["beacon"] = RewardTermCfg(func=Beacon, weight=1.0)
     return ManagerBasedRLEnv(cfg)
 

@@ -15,6 +15,7 @@ from robolearn.errors import RobolearnError
 from robolearn.scene import (
     ActuatorNetCfg,
     DCMotorCfg,
+    EntityCfg,
     IdealPDCfg,
     ImplicitPDCfg,
     Scene,
@@ -53,8 +54,12 @@ ARM = """
 def arm_scene(tmp_path, **actuators: ImplicitPDCfg) -> Scene:
     path = tmp_path / "arm.xml"
     path.write_text(ARM)
-    cfg = SceneCfg(model=str(path), num_envs=1, keyframe="home", actuators=actuators)
-    return Scene(cfg, SimCfg(engine="cpu"))
+    return Scene(robot_cfg(path, 1, keyframe="home", actuators=actuators), SimCfg(engine="cpu"))
+
+
+def robot_cfg(path, num_envs: int, **robot) -> SceneCfg:
+    """A scene of ``num_envs`` whose robot is the MJCF at ``path``, configured by ``robot``."""
+    return SceneCfg(num_envs=num_envs, entities={"robot": EntityCfg(model=str(path), **robot)})
 
 
 def test_a_torque_motor_becomes_mujocos_pd_loop_and_a_bare_joint_gets_one(tmp_path):
@@ -129,13 +134,11 @@ def test_the_effort_limit_caps_the_torque(tmp_path):
 
 
 def test_actuator_configs_survive_a_run_folder(tmp_path):
-    cfg = SceneCfg(
-        model="quadruped/scene.xml",
-        actuators={"legs": ImplicitPDCfg(joints=".*", stiffness={".*_hip": 30.0, ".*": 25.0})},
-    )
+    legs = ImplicitPDCfg(joints=".*", stiffness={".*_hip": 30.0, ".*": 25.0})
+    cfg = robot_cfg("quadruped/scene.xml", 1024, actuators={"legs": legs})
     save_config(cfg, tmp_path / "scene.yaml")
     back = load_config(tmp_path / "scene.yaml")
-    assert back.actuators == cfg.actuators
+    assert back.robot.actuators == cfg.robot.actuators
 
 
 @pytest.mark.parametrize(
@@ -235,8 +238,8 @@ def test_a_delay_holds_each_envs_command_back_its_own_lag(tmp_path, engine):
     then it holds the reset's command, also after a reset in mid-episode."""
     path = tmp_path / "arm.xml"
     path.write_text(ARM)
-    cfg = SceneCfg(
-        model=str(path), num_envs=64, keyframe="home",
+    cfg = robot_cfg(
+        path, 64, keyframe="home",
         actuators={"arm": ImplicitPDCfg(joints="shoulder", stiffness=5.0, delay=(1, 3))},
     )  # fmt: skip
     scene = Scene(cfg, SimCfg(engine=engine))
@@ -280,7 +283,7 @@ def quadruped_on_motors(engine: str, num_envs: int, net: str | None = None, kind
         if net is None
         else ActuatorNetCfg(network_file=net, effort_limit=23.7, delay=(0, 2))
     )  # fmt: skip
-    cfg.scene.actuators = {"legs": motor}
+    cfg.scene.robot.actuators = {"legs": motor}
     return ManagerBasedRLEnv(cfg)
 
 
@@ -336,7 +339,7 @@ def test_a_task_with_a_bad_actuator_config_is_one_line_and_exit_2(tmp_path):
         "BASE = get_task('quadruped_walk')\n"
         "def env_cfg():\n"
         "    cfg = BASE.env_cfg()\n"
-        "    cfg.scene.actuators = {\n"
+        "    cfg.scene.robot.actuators = {\n"
         "        'legs': DCMotorCfg(stiffness=25.0, saturation_effort=30.0, velocity_limit=30.0),\n"
         "        'hips': ImplicitPDCfg(joints='.*_hip', stiffness=30.0),\n"
         "    }\n"
@@ -375,7 +378,7 @@ def test_a_joint_with_two_mjcf_actuators_is_refused_rather_than_driven_twice(tmp
     path.write_text(
         ARM.replace("</actuator>", '<velocity name="brake" joint="shoulder"/></actuator>')
     )
-    cfg = SceneCfg(model=str(path), num_envs=1, actuators={"a": ImplicitPDCfg(joints="shoulder")})
+    cfg = robot_cfg(path, 1, actuators={"a": ImplicitPDCfg(joints="shoulder")})
     with pytest.raises(
         RobolearnError,
         match=r"joint 'shoulder' has 2 actuators in the MJCF \(shoulder_motor, brake\)",
@@ -388,8 +391,8 @@ def test_loops_with_different_delays_keep_each_its_own_lags(tmp_path):
     and each env's lags stay within its config's range."""
     path = tmp_path / "arm.xml"
     path.write_text(ARM)
-    cfg = SceneCfg(
-        model=str(path), num_envs=32, keyframe="home",
+    cfg = robot_cfg(
+        path, 32, keyframe="home",
         actuators={
             "shoulder": ImplicitPDCfg(joints="shoulder", stiffness=5.0, delay=(0, 1)),
             "elbow": ImplicitPDCfg(joints="elbow", stiffness=5.0, delay=(2, 4)),

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import pytest
 import torch
-from robolearn.envs.quadruped import quadruped_scene
+from robolearn.envs.quadruped import quadruped_robot
 from robolearn.tasks.velocity import quadruped_walk
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.managers import EventTermCfg, ObservationTermCfg
-from robolearn.scene import EntityCfg, Scene, SceneEntityCfg, SimCfg
+from robolearn.scene import EntityCfg, ImplicitPDCfg, Scene, SceneCfg, SceneEntityCfg, SimCfg
 
 
 def scene_cfg(num_envs: int = 2):
-    cfg = quadruped_scene()
-    cfg.num_envs = num_envs
-    cfg.entities = {
+    cfg = SceneCfg(num_envs=num_envs, entities={"robot": quadruped_robot()})
+    cfg.entities |= {
         "buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="stand", pos=(0.0, 1.0, 0.0)),
         "crate": EntityCfg(box=(0.1, 0.1, 0.1), pos=(1.0, 0.0, 0.1)),
         "post": EntityCfg(box=(0.05, 0.05, 0.5), free=False, pos=(-1.0, 0.0, 0.5)),
@@ -101,7 +100,7 @@ def test_terms_act_on_the_entity_they_select():
 @pytest.mark.parametrize(
     "entities, fragment",
     [
-        ({"robot": EntityCfg()}, "two entities named 'robot'"),
+        ({"robot": EntityCfg()}, "the robot is an MJCF, not a made object"),
         ({"a/b": EntityCfg()}, "'a/b' is not an entity name"),
         ({"crate": EntityCfg(box=(0.1, -0.1, 0.1))}, "box half-sizes and mass must be > 0"),
         ({"buddy": EntityCfg(model="quadruped/quadruped.xml", keyframe="sit")}, "keyframes: stand"),
@@ -113,9 +112,7 @@ def test_terms_act_on_the_entity_they_select():
     ],
 )
 def test_bad_entities_are_one_clear_error(entities, fragment):
-    cfg = quadruped_scene()
-    cfg.num_envs = 1
-    cfg.entities = entities
+    cfg = SceneCfg(num_envs=1, entities={"robot": quadruped_robot(), **entities})
     with pytest.raises(RobolearnError) as err:
         Scene(cfg, SimCfg(engine="cpu"))
     assert fragment in str(err.value) and "\n" not in str(err.value)
@@ -130,3 +127,66 @@ def test_a_selector_naming_a_missing_entity_or_element_says_what_exists(scene):
         scene.index("joint", SceneEntityCfg("buddy", joints="knee"))
     with pytest.raises(RobolearnError, match="'post' has no free joint"):
         scene.entity_root_pose("post")
+
+
+def _gain(model, actuator: str) -> float:
+    return float(model.actuator_gainprm[model.actuator(actuator).id, 0])
+
+
+def _on_joint(model, joint: str) -> str:
+    """The name of the actuator that drives ``joint``."""
+    jid = model.joint(joint).id
+    (a,) = [a for a in range(model.nu) if int(model.actuator_trnid[a, 0]) == jid]
+    return model.actuator(a).name
+
+
+def test_two_articulated_robots_each_get_their_own_actuators():
+    """The quadruped as the robot and a second quadruped beside it, each with an actuator
+    config of its own naming its own joints: each applies to its own robot's joints only."""
+    buddy = quadruped_robot()
+    buddy.actuators = {"knees": ImplicitPDCfg(joints=".*_calf", stiffness=52.0)}
+    robot = quadruped_robot()
+    robot.actuators = {"hips": ImplicitPDCfg(joints=".*_hip", stiffness=41.0)}
+    cfg = SceneCfg(num_envs=2, entities={"robot": robot, "buddy": buddy})
+    cfg.entities["buddy"].pos = (0.0, 1.0, 0.0)
+    scene = Scene(cfg, SimCfg(engine="cpu"))
+    m = scene.model
+    assert m.nu == 24  # each MJCF actuator replaced in place, none added
+    legs = ("FL", "FR", "RL", "RR")
+    for leg in legs:
+        assert _gain(m, _on_joint(m, f"{leg}_hip")) == 41.0
+        assert _gain(m, _on_joint(m, f"buddy/{leg}_calf")) == 52.0
+        # the other robot's config did not reach these
+        assert _gain(m, _on_joint(m, f"buddy/{leg}_hip")) != 41.0
+        assert _gain(m, _on_joint(m, f"{leg}_calf")) != 52.0
+    driven = {d.joint for d in scene.driven}
+    assert driven == {f"{leg}_hip" for leg in legs} | {f"buddy/{leg}_calf" for leg in legs}
+    buddy_actuators = set(scene.entities["buddy"].actuator_ids)
+    assert {m.actuator(_on_joint(m, f"buddy/{leg}_calf")).id for leg in legs} <= buddy_actuators
+    scene.reset_to_default(torch.ones(2, dtype=torch.bool))
+    scene.step(4)
+    assert bool(torch.isfinite(scene.engine.qpos).all())
+
+
+def test_a_panda_arm_beside_the_robot_keeps_its_configs_drives_pose_and_gravcomp(
+    menagerie_root,
+):
+    """Menagerie's Panda with its robot config (actuators, init_state, gravity compensation,
+    the gripper's edit) as a second robot: all of it lands on the arm's prefixed elements,
+    none on the quadruped."""
+    from robolearn.envs import franka_panda
+
+    arm = franka_panda.panda_robot()
+    arm.pos = (1.5, 0.0, 0.0)
+    cfg = SceneCfg(num_envs=2, entities={"robot": quadruped_robot(), "arm": arm})
+    scene = Scene(cfg, SimCfg(engine="cpu"))
+    m = scene.model
+    assert _gain(m, "arm/actuator1") == pytest.approx(1500.0)
+    assert m.body_gravcomp[m.body("arm/link4").id] == 1.0
+    assert m.body_gravcomp[m.body("trunk").id] == 0.0
+    assert _gain(m, _on_joint(m, "FL_hip")) == 30.0  # the quadruped's own MJCF gains
+    joint4 = int(m.joint("arm/joint4").qposadr[0])
+    assert float(scene.default_qpos[joint4]) == pytest.approx(-1.57079)
+    gripper = m.actuator(f"arm/{franka_panda.GRIPPER}").id
+    assert float(scene.default_ctrl[gripper]) == franka_panda.GRIPPER_OPEN
+    assert {d.joint for d in scene.driven} == {f"arm/{j}" for j in franka_panda.ARM}

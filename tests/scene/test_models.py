@@ -8,7 +8,7 @@ import torch
 from cli_helpers import one_line_error, robolearn
 
 from robolearn.errors import RobolearnError
-from robolearn.scene import Scene, SceneCfg, SimCfg
+from robolearn.scene import EntityCfg, Scene, SceneCfg, SimCfg
 from robolearn.scene.models import resolve_model_path
 
 
@@ -22,7 +22,10 @@ def test_a_menagerie_name_is_found_under_each_root_in_turn(menagerie_root):
 
 def test_a_scene_runs_menageries_g1(menagerie_root):
     scene = Scene(
-        SceneCfg(model="menagerie:unitree_g1/g1", num_envs=2, root_body="pelvis"),
+        SceneCfg(
+            num_envs=2,
+            entities={"robot": EntityCfg(model="menagerie:unitree_g1/g1", root_body="pelvis")},
+        ),
         SimCfg(engine="cpu"),
     )
     assert len(scene.joint_names) == 29

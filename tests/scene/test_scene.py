@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.scene import Scene, SceneCfg, SimCfg
+from robolearn.scene import EntityCfg, Scene, SceneCfg, SimCfg
 
 MJCF = """
 <mujoco>
@@ -24,10 +24,16 @@ MJCF = """
 def test_the_root_is_the_named_bodys_own_free_joint(tmp_path):
     model = tmp_path / "scene.xml"
     model.write_text(MJCF)
-    scene = Scene(SceneCfg(model=str(model), num_envs=2, root_body="robot"), SimCfg(engine="cpu"))
+    scene = Scene(
+        SceneCfg(num_envs=2, entities={"robot": EntityCfg(model=str(model), root_body="robot")}),
+        SimCfg(engine="cpu"),
+    )
     assert (scene.root_qpos_adr, scene.root_dof_adr) == (1, 1)  # after the arm's hinge
     assert torch.allclose(scene.root_pos_w, torch.tensor([[1.0, 2.0, 0.5]] * 2))
     assert torch.allclose(scene.root_quat_w, torch.tensor([[1.0, 0.0, 0.0, 0.0]] * 2))
     assert scene.joint_names == ["shoulder"]
     with pytest.raises(RobolearnError, match=r"scene\.root_body 'arm' has no free joint"):
-        Scene(SceneCfg(model=str(model), num_envs=2, root_body="arm"), SimCfg(engine="cpu"))
+        Scene(
+            SceneCfg(num_envs=2, entities={"robot": EntityCfg(model=str(model), root_body="arm")}),
+            SimCfg(engine="cpu"),
+        )

@@ -8,7 +8,7 @@ import math
 
 import pytest
 import torch
-from robolearn.envs.quadruped import quadruped_scene
+from robolearn.envs.quadruped import quadruped_robot
 
 from robolearn.config import config_from_data, config_to_data
 from robolearn.errors import RobolearnError
@@ -33,9 +33,8 @@ STEP_AT = (0.57, 0.0, 0.05)
 
 
 def scene_cfg(num_envs: int = 2, **sensors) -> SceneCfg:
-    cfg = quadruped_scene()
-    cfg.num_envs = num_envs
-    cfg.entities = {"step": EntityCfg(box=STEP, free=False, pos=STEP_AT)}
+    cfg = SceneCfg(num_envs=num_envs, entities={"robot": quadruped_robot()})
+    cfg.entities["step"] = EntityCfg(box=STEP, free=False, pos=STEP_AT)
     cfg.sensors = sensors
     return cfg
 
@@ -160,9 +159,9 @@ def test_a_scan_over_a_generated_terrain_reads_what_mujoco_casts(engine, crate):
     from robolearn.terrain import SubTerrainCfg, TerrainCfg
 
     cfg = scene_cfg(4, scan=RayCasterCfg(pattern=GridPattern((1.6, 1.0), 0.1)))
-    cfg.entities = (
-        {"crate": EntityCfg(box=(0.2, 0.2, 0.1), mass=20.0, pos=(0.6, 0.1, 0.3))} if crate else {}
-    )
+    cfg.entities = {"robot": cfg.robot}
+    if crate:
+        cfg.entities["crate"] = EntityCfg(box=(0.2, 0.2, 0.1), mass=20.0, pos=(0.6, 0.1, 0.3))
     cfg.terrain = TerrainCfg(
         num_rows=2, num_cols=2, tile_size=(4.0, 4.0), border_width=1.0, max_init_level=1,
         sub_terrains={
@@ -192,9 +191,7 @@ def test_a_scan_over_a_generated_terrain_reads_what_mujoco_casts(engine, crate):
 
 def test_a_pinhole_sees_a_wall_at_its_distance_along_the_optical_axis():
     wall = EntityCfg(box=(0.05, 2.0, 1.0), free=False, pos=(1.5, 0.0, 1.0))  # face at x = 1.45
-    cfg = quadruped_scene()
-    cfg.num_envs = 1
-    cfg.entities = {"wall": wall}
+    cfg = SceneCfg(num_envs=1, entities={"robot": quadruped_robot(), "wall": wall})
     cfg.sensors = {
         "depth": RayCasterCfg(
             pattern=PinholePattern(width=16, height=12, fov_y=40.0),
@@ -298,10 +295,8 @@ def test_sensor_configs_round_trip_through_saved_params():
 
 def camera_scene(num_envs: int = 2, engine: str = "cpu", **cameras) -> Scene:
     """The quadruped 1.2 m from a red wall (its face at x = 1.15), standing still."""
-    cfg = quadruped_scene()
-    cfg.num_envs = num_envs
     wall = EntityCfg(box=(0.05, 1.0, 0.5), free=False, pos=(1.2, 0, 0.5), rgba=(1.0, 0, 0, 1.0))
-    cfg.entities = {"wall": wall}
+    cfg = SceneCfg(num_envs=num_envs, entities={"robot": quadruped_robot(), "wall": wall})
     cfg.sensors = cameras
     return standing(cfg, engine, steps=0)
 
@@ -384,10 +379,8 @@ def test_the_batch_renderer_draws_what_opengl_draws():
 def test_each_env_is_drawn_with_its_own_colours_and_sizes(engine):
     """Events that give an env's wall another colour and thickness show in its images only,
     on the cpu engine (whose per-env fields the renderer copies) as on MuJoCo Warp."""
-    cfg = quadruped_scene()
-    cfg.num_envs = 2
     wall = EntityCfg(box=(0.05, 1.0, 0.5), free=False, pos=(1.2, 0, 0.5), rgba=(1.0, 0, 0, 1.0))
-    cfg.entities = {"wall": wall}
+    cfg = SceneCfg(num_envs=2, entities={"robot": quadruped_robot(), "wall": wall})
     cfg.sensors = {
         "cam": CameraCfg(
             width=16, height=16, data_types=("rgb", "depth"), body="trunk", offset=(0.3, 0, 0.05)
