@@ -44,6 +44,26 @@ def robolearn_in_process(capsys, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(list(args), status, out, err)
 
 
+def robolearn_here(*args: str) -> subprocess.CompletedProcess:
+    """:func:`robolearn_in_process` where pytest's ``capsys`` cannot be had (a module's
+    fixture): the output caught by redirecting ``sys.stdout`` and ``sys.stderr``."""
+    import contextlib
+    import io
+
+    from robolearn.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    threads = torch.get_num_threads()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main([str(a) for a in args])
+    except SystemExit as exc:
+        status = exc.code
+    finally:
+        torch.set_num_threads(threads)
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
+
+
 def cli_json(
     *args, capsys=None, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
 ) -> dict:

@@ -197,11 +197,11 @@ def test_reach_reports_its_objective_and_no_locomotion_keys(tmp_path):
     assert not any("lin_vel_error" in ln or "schema_version" in ln for ln in lines)
 
 
-def test_humanoid_keeps_the_locomotion_keys_and_adds_the_breakdowns():
+def test_humanoid_keeps_the_locomotion_keys_and_adds_the_breakdowns(capsys):
     """The shipped humanoid_walk policy: tracking errors as before, plus the new parts."""
     m = play_eval(
         "--task", "humanoid_walk", "--checkpoint", "pretrained", "--engine", "cpu",
-        "--num_envs", 8, "env.episode_length_s=2",
+        "--num_envs", 8, "env.episode_length_s=2", capsys=capsys,
     )  # fmt: skip
     check_sums_and_shares(m, get_task("humanoid_walk").env_cfg())
     lin, ang = m["base_velocity/lin_vel_error"], m["base_velocity/ang_vel_error"]

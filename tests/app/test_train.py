@@ -21,6 +21,7 @@ from cli_helpers import (
     play_eval,
     progress,
     robolearn,
+    robolearn_here,
     robolearn_in_process,
     run_train,
 )
@@ -35,7 +36,8 @@ TASK = "cartpole_balance"
 def trained(tmp_path_factory) -> Path:
     """cartpole_balance trained for 40 iterations through the CLI (about 10 s)."""
     root = tmp_path_factory.mktemp("logs")
-    run_train(
+    out = robolearn_here(
+        "train",
         "--task",
         TASK,
         "--num_envs",
@@ -49,6 +51,7 @@ def trained(tmp_path_factory) -> Path:
         "--run_name",
         "fixture",
     )
+    assert out.returncode == 0, out.stderr[-3000:]
     runs = list((root / TASK).iterdir())
     assert len(runs) == 1
     return runs[0]
@@ -571,8 +574,10 @@ def test_pretrained_export_matches_the_checkpoint():
     assert desc["observation"]["dim"] == env.observation_manager.group_dims["policy"]
 
 
-def test_train_video_records_clips_of_env_0(tmp_path):
-    run_train(
+def test_train_video_records_clips_of_env_0(tmp_path, capsys):
+    out = robolearn_in_process(
+        capsys,
+        "train",
         "--task",
         TASK,
         "--num_envs",
@@ -587,6 +592,7 @@ def test_train_video_records_clips_of_env_0(tmp_path):
         "--log_root",
         tmp_path,
     )
+    assert out.returncode == 0, out.stderr[-3000:]
     (run,) = (tmp_path / TASK).iterdir()
     clips = sorted((run / "videos" / "train").glob("step_*.mp4"))
     # 3 iterations x 16 env steps = 48 env steps: clips start at steps 0, 20 and 40

@@ -73,12 +73,12 @@ def test_a_mirror_map_naming_a_joint_the_model_lacks_is_refused(menagerie_root):
         Scene(cfg, SimCfg(engine="cpu"))
 
 
-def test_the_pretrained_g1_walk_policy_walks_on_unitrees_file(menagerie_root):
+def test_the_pretrained_g1_walk_policy_walks_on_unitrees_file(menagerie_root, capsys):
     """Trained on Menagerie's file, it walks on Unitree's (Menagerie's where that is not
     here): the config, not the file, says how the G1 is driven and integrated."""
     for model in [str(VENDOR_G1) if VENDOR_G1.exists() else "menagerie:unitree_g1/g1.xml"]:
         metrics = play_eval(
             "--task", "g1_walk", "--checkpoint", "pretrained", "--num_envs", "16",
-            f"env.scene.model={model}", "--engine", "cpu",
+            f"env.scene.model={model}", "--engine", "cpu", capsys=capsys,
         )  # fmt: skip
         assert walks(metrics), (model, metrics)

@@ -192,7 +192,7 @@ def test_bad_manipulation_settings_exit_2_with_one_line(
     assert __import__("re").search(message, result.stderr), result.stderr
 
 
-def test_the_pretrained_panda_lift_policy_lifts_cubes_towards_their_goals():
+def test_the_pretrained_panda_lift_policy_lifts_cubes_towards_their_goals(capsys):
     """The shipped panda_lift checkpoint, evaluated as a user would (the play variant, one
     5 s episode per env), picks the cubes up and carries them towards their goals: measured,
     the cube is above 4 cm for 90% of the episode (lifting reward 67.3 of 75) and 10 cm from
@@ -200,6 +200,7 @@ def test_the_pretrained_panda_lift_policy_lifts_cubes_towards_their_goals():
     rate 0; assets/pretrained/panda_lift/README.md), so that is not asserted."""
     metrics = play_eval(
         "--task", "panda_lift", "--checkpoint", "pretrained", "--num_envs", "64", "--engine", "cpu",
+        capsys=capsys,
     )  # fmt: skip
     assert metrics["episodes"] == 64, metrics
     # lifted for more than 60% of the episode time, over all envs

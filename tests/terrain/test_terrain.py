@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 import torch
-from cli_helpers import one_line_error, play_eval, robolearn, run_train
+from cli_helpers import one_line_error, play_eval, robolearn, robolearn_in_process
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
@@ -282,14 +282,15 @@ SMALL = (
 )  # fmt: skip
 
 
-def test_play_eval_reports_falls_and_tracking_per_terrain(tmp_path):
-    run_train(
-        "--task", "quadruped_walk_rough", "--num_envs", "8", "--max_iterations", "1",
-        "--log_root", str(tmp_path), *SMALL,
+def test_play_eval_reports_falls_and_tracking_per_terrain(tmp_path, capsys):
+    out = robolearn_in_process(
+        capsys, "train", "--task", "quadruped_walk_rough", "--num_envs", "8",
+        "--max_iterations", "1", "--log_root", str(tmp_path), *SMALL,
     )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
     metrics = play_eval(
         "--task", "quadruped_walk_rough", "--num_envs", "12", "--log_root", str(tmp_path),
-        "env.episode_length_s=1.0", *SMALL,
+        "env.episode_length_s=1.0", *SMALL, capsys=capsys,
     )  # fmt: skip
     terrain = metrics["terrain"]
     assert 0 <= terrain["mean_level"] <= 2
