@@ -96,6 +96,14 @@ def run_train(
     return out
 
 
+def train_here(*args) -> subprocess.CompletedProcess:
+    """:func:`run_train` in this process (:func:`robolearn_here`): for runs whose outcome
+    does not depend on a fresh interpreter, without one's 3-4 s of start-up."""
+    out = robolearn_here("train", *args)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out
+
+
 def run_script(script: Path, *args, timeout: float = 600) -> subprocess.CompletedProcess:
     """A standalone script (an example) run with this interpreter, its output captured."""
     return subprocess.run(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from cli_helpers import progress, robolearn_in_process, run_train
+from cli_helpers import progress, robolearn_in_process, run_train, train_here
 
 from robolearn import mdp
 from robolearn.app.configs import build_setup
@@ -209,7 +209,7 @@ def test_a_run_from_another_repeats_it_bit_for_bit(original, tmp_path):
 
 
 def test_flags_and_overrides_apply_on_top_of_the_source(original, tmp_path):
-    run_train(
+    train_here(
         "--from", original, "--log_root", tmp_path, "--max_iterations", 1,
         "--engine", "cpu", "--run_name", "branch", "agent.algorithm.learning_rate=5e-4",
     )  # fmt: skip

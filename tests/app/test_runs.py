@@ -13,7 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error, progress, robolearn, robolearn_in_process, run_train
+from cli_helpers import (
+    one_line_error,
+    progress,
+    robolearn,
+    robolearn_here,
+    robolearn_in_process,
+    run_train,
+    train_here,
+)
 
 from robolearn.rl.checkpoint import load_checkpoint
 
@@ -44,7 +52,7 @@ def scalar_steps(run_dir: Path, tag: str) -> list[int]:
 def saved_run(tmp_path_factory) -> Path:
     """A 6-iteration cartpole run with checkpoints after iterations 3 and 6."""
     root = tmp_path_factory.mktemp("logs")
-    run_train(*SMALL, "--max_iterations", 6, "--log_root", root, "agent.save_interval=3")
+    train_here(*SMALL, "--max_iterations", 6, "--log_root", root, "agent.save_interval=3")
     (run,) = (root / TASK).iterdir()
     return run
 
@@ -75,7 +83,7 @@ def occupy_the_next_seconds(root: Path, run_name: str, seconds: int = 60) -> lis
 
 def test_a_run_started_in_a_taken_second_gets_its_own_folder(tmp_path):
     markers = occupy_the_next_seconds(tmp_path, "dup")
-    run_train(*SMALL, "--max_iterations", 1, "--log_root", tmp_path, "--run_name", "dup")
+    train_here(*SMALL, "--max_iterations", 1, "--log_root", tmp_path, "--run_name", "dup")
     assert all(m.read_text() == "precious" for m in markers)
     (model,) = tmp_path.rglob("model_*.pt")
     run = model.parent
@@ -92,7 +100,7 @@ def test_a_failed_run_removes_only_its_own_folder(tmp_path):
     markers = occupy_the_next_seconds(tmp_path, "dup")
     before = sorted(p.name for p in (tmp_path / TASK).iterdir())
     # passes the flag checks, fails when the env is built: after its folder was made
-    out = robolearn(
+    out = robolearn_here(
         "train", *SMALL, "--log_root", tmp_path, "--run_name", "dup", "env.decimation=0"
     )
     one_line_error(out, "decimation must be an integer >= 1")
@@ -150,7 +158,7 @@ def test_resume_after_kill_logs_every_iteration_once(tmp_path):
     wall_before = {r["iteration"]: r["wall_time"] for r in progress(run)}
 
     end = killed_at + 3
-    run_train(
+    run_train(  # a process of its own, as after a real kill (TensorBoard names files by pid)
         "--task", TASK, "--resume", "--load_run", "killed",
         "--max_iterations", end, "--log_root", tmp_path,
     )  # fmt: skip
@@ -167,7 +175,7 @@ def test_resume_after_kill_logs_every_iteration_once(tmp_path):
 
 def test_progress_is_strict_json_when_no_episode_ended(tmp_path):
     """A mean over no episodes is NaN; progress.jsonl writes it as null."""
-    run_train(
+    train_here(
         "--task", TASK, "--num_envs", 1, "--max_iterations", 1, "--log_root", tmp_path,
         "env.terminations.pole_fell=null", "env.terminations.cart_out_of_bounds=null",
         "env.episode_length_s=1000", "agent.num_steps_per_env=4",
@@ -223,8 +231,8 @@ def test_resume_skips_a_newest_run_that_died_before_saving(saved_run, tmp_path):
     live = run / f".model_9.pt.{os.getpid()}.efgh5678.tmp"
     live.write_bytes(b"being written")
 
-    out = run_train("--task", TASK, "--resume", "--max_iterations", 7,
-                    "--log_root", tmp_path)  # fmt: skip
+    out = train_here("--task", TASK, "--resume", "--max_iterations", 7,
+                     "--log_root", tmp_path)  # fmt: skip
     assert f"the newest run {dead.name} has no checkpoint" in out.stdout
     assert f"resuming {run} from model_6.pt" in out.stdout
     assert (run / "model_7.pt").is_file()
