@@ -51,9 +51,10 @@ def env_for_checkpoint(task: str, data: dict, overrides: list[str], other_task: 
     return ManagerBasedRLEnv(setup.env_cfg), setup
 
 
-def _exported_policy(path: Path, env):
+def _exported_policy(path: Path, env, task: str, trained_on: str | None = None):
     """An exported policy (ONNX, TorchScript) as play's policy, after checking that it reads
-    what ``env`` observes and writes its actions."""
+    what ``env`` observes and writes its actions; ``trained_on``, the task its policy.json
+    names, is said when the sizes differ on another task."""
     from robolearn.app.load_policy import load_policy
 
     policy = load_policy(path, device=env.device)
@@ -63,9 +64,12 @@ def _exported_policy(path: Path, env):
         raise RobolearnError(f"{path} reads observation group(s) {missing} the task lacks")
     width = sum(dims[g] for g in policy.obs_groups)
     if (width, env.num_actions) != (policy.obs_dim, policy.action_dim):
+        why = "trained with other overrides?"
+        if trained_on not in (None, task):
+            why = f"the policy was trained on {trained_on!r}"
         raise RobolearnError(
             f"{path} maps {policy.obs_dim} observations to {policy.action_dim} actions; the "
-            f"task has {width} and {env.num_actions} (trained with other overrides?)"
+            f"task has {width} and {env.num_actions} ({why})"
         )
     return policy
 
@@ -92,7 +96,10 @@ def play(opts: PlayOptions, log=print) -> int:
         opts.task, data, opts.overrides, other_task=exported, num_envs=num_envs,
         engine=engine, seed=opts.seed,
     )  # fmt: skip
-    policy = _exported_policy(path, env) if exported else load_for_env(env, path)[0]
+    if exported:
+        policy = _exported_policy(path, env, opts.task, data.get("task"))
+    else:
+        policy = load_for_env(env, path)[0]
     if not opts.json:
         trained_on = data.get("task")
         other = f" (trained on {trained_on})" if trained_on not in (None, opts.task) else ""
