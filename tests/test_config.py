@@ -9,7 +9,6 @@ import yaml
 
 from robolearn import mdp
 from robolearn.config import (
-    MOVED,
     apply_override,
     load_config,
     parse_overrides,
@@ -20,6 +19,7 @@ from robolearn.config import (
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.errors import RobolearnError
 from robolearn.registry import get_task
+from robolearn.saved_names import MOVED
 from robolearn.sim import NewtonCfg, SimCfg
 
 

@@ -36,6 +36,7 @@ LAYERS = [
     ["assets"],
     ["threads"],
     ["config"],
+    ["saved_names"],  # where saved import paths and moved config fields live now
     ["files", "math"],
     ["errors", "__init__"],
 ]

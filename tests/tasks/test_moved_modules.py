@@ -2,7 +2,7 @@
 
 A saved config names functions and classes by ``module:qualname``; the task modules moved
 (``robolearn.tasks.humanoid_walk`` is ``robolearn.tasks.velocity.humanoid_walk``, what it
-shared with g1_walk ``robolearn.tasks.velocity.biped``), and ``robolearn.config.MOVED``
+shared with g1_walk ``robolearn.tasks.velocity.biped``), and ``robolearn.saved_names.MOVED``
 sends the old paths to the new homes.
 """
 
@@ -21,8 +21,6 @@ from robolearn.app.configs import build_setup
 from robolearn.app.runs import read_run_params
 from robolearn.config import (
     IMPORT_KEY,
-    MOVED,
-    _import,
     callable_name,
     load_config,
     save_config,
@@ -30,6 +28,7 @@ from robolearn.config import (
 from robolearn.errors import RobolearnError
 from robolearn.managers import ObservationTermCfg
 from robolearn.registry import get_task
+from robolearn.saved_names import MOVED, import_saved
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OLD_NAMES = yaml.safe_load((FIXTURES / "names_before_families.yaml").read_text())
@@ -53,7 +52,7 @@ def test_every_old_task_module_is_gone_or_a_family_package():
 def test_a_config_naming_the_old_modules_loads_equal(tmp_path):
     """A config whose leaves name every moved function, saved (new paths), rewritten to the
     old paths as a run before the move wrote them, loads back equal."""
-    new = {old: _import(path, "new") for old, path in OLD_NAMES.items()}
+    new = {old: import_saved(path, "new") for old, path in OLD_NAMES.items()}
     assert all(callable_name(fn) == OLD_NAMES[old] for old, fn in new.items())
     cfg = get_task("cartpole_balance").env_cfg()
     cfg.observations["policy"].terms["moved"] = ObservationTermCfg(
