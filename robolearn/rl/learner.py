@@ -13,6 +13,7 @@ checkpoint records the name of the algorithm that made it (``algo``), and
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import importlib
 from collections.abc import Callable
@@ -140,11 +141,12 @@ class Learner(Protocol):
         ...
 
 
-class Algorithm:
+class Algorithm(abc.ABC):
     """A learner's plug-in: how a run of it is prepared, built, and played back.
 
-    Subclasses set :attr:`name` and implement :meth:`build` and :meth:`policy`; the rest
-    has defaults that suit a learner with no special needs."""
+    Subclasses set :attr:`name` and implement :meth:`build`, :meth:`policy` and
+    :meth:`actor` (abstract: a learner missing one cannot be made); the rest has defaults
+    that suit a learner with no special needs."""
 
     name: ClassVar[str]
     """The ``--algo`` name, recorded in checkpoints and params/run.yaml."""
@@ -165,23 +167,23 @@ class Algorithm:
         hold)."""
         return overrides
 
-    def check(self, agent_cfg: AgentCfg) -> None:
+    def check(self, agent_cfg: AgentCfg) -> None:  # noqa: B027 (a default: nothing to check)
         """Raise RobolearnError, naming the field, for settings this learner cannot run."""
 
+    @abc.abstractmethod
     def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> Learner:
         """The learner on ``env``, its networks fresh (or as ``agent.init_from`` says)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def policy(self, env: Any, data: dict[str, Any]) -> CheckpointPolicy:
         """A checkpoint's policy (``data``, as loaded) acting on ``env``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def actor(self, data: dict[str, Any], where: str) -> tuple[torch.nn.Module, list[str], int]:
         """(the checkpoint's actor as a module of its observations, the observation groups
         it reads in order, the action width), built from ``data`` alone, without an env:
         what ``robolearn.load_policy`` runs and an export traces. ``where`` names the file
         in errors."""
-        raise NotImplementedError
 
     def refusal(self, flag: str) -> str:
         """The error for a flag this learner does not take."""
