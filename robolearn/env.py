@@ -48,6 +48,7 @@ from robolearn.managers import (
     TerminationTermCfg,
 )
 from robolearn.managers.base import none_selected
+from robolearn.managers.fused import Region, fused_wanted, opaque_engine_calls
 from robolearn.scene import Scene, SceneCfg, SimCfg
 from robolearn.sim.host_sync import host_syncs_allowed
 from robolearn.threads import single_threaded
@@ -116,6 +117,10 @@ class ManagerBasedRLEnvCfg:
     success: SuccessTermCfg | None = None
     """What counts as a successful episode, for evaluation's ``success_rate``; None: the
     task reports none."""
+    fused_step: str = "auto"
+    """Whether the managers' part of the env step runs compiled into fused kernels
+    (:mod:`robolearn.managers.fused`): ``on``, ``off`` (the plain step, one torch op at a
+    time), or ``auto``: on a GPU only."""
 
 
 class ManagerBasedRLEnv:
@@ -160,6 +165,9 @@ class ManagerBasedRLEnv:
         self._log_keys: list[str] = []
         self.reset_terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self.reset_time_outs = torch.zeros_like(self.reset_terminated)
+        self.host_masks = engine.host_side
+        """Whether the managers read masks on the host (see :class:`EnvRows`): on the cpu
+        engine, except in the fused step, which computes every env's rows as a GPU does."""
         self.reset_rows: tuple[EnvRows, ...] = ()
         """While envs reset: :class:`EnvRows` of the reset's masks (the envs that reset, the
         episodes the logs average), found once for every manager that writes their rows
@@ -183,6 +191,17 @@ class ManagerBasedRLEnv:
         # which must be of the reset state; a new manager has nothing to reset.
         self.observation_manager = ObservationManager(cfg.observations, self)
         self.obs_buf = self.observation_manager.compute()
+        self._fused = None
+        if fused_wanted(cfg.fused_step, self.device):
+            self._fused = FusedStep(self)
+            # static shapes and no host decision, for the compiler: every env's rows
+            self.host_masks = False
+
+    @property
+    def fused(self) -> bool:
+        """Whether the env step runs fused (``cfg.fused_step``; see
+        :mod:`robolearn.managers.fused`)."""
+        return self._fused is not None
 
     # ---- sizes ------------------------------------------------------------------------
 
@@ -205,6 +224,8 @@ class ManagerBasedRLEnv:
             return self._step(action)
 
     def _step(self, action: torch.Tensor):
+        if self._fused is not None:
+            return self._fused.step(action.to(self.device))
         self.action_manager.process_action(action.to(self.device))
         self.action_manager.apply_action()
         self.scene.step(self.cfg.decimation)
@@ -243,7 +264,9 @@ class ManagerBasedRLEnv:
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, reward, self.reset_terminated, self.reset_time_outs, self.extras
 
-    def _reset_finished(self, finished: torch.Tensor, diverged: torch.Tensor) -> None:
+    def _reset_finished(
+        self, finished: torch.Tensor, diverged: torch.Tensor, judged: dict | None = None
+    ) -> None:
         """Reset the envs whose episodes ended in this step (``finished``, (N,) bool),
         leaving the diverged ones out of the logged means.
 
@@ -254,7 +277,7 @@ class ManagerBasedRLEnv:
         statistic of the episodes that ended in this step, NaN in a step where none did
         (the runner averages the steps that have one, with ``nanmean``).
         """
-        if self.scene.engine.host_side:
+        if self.host_masks:
             # The masks live in host memory here: finding out that no episode ended costs
             # nothing, and spares the masked reset work of every env (2 ms a step at 1024
             # humanoids). Terms are written to be called with an empty mask or not at all.
@@ -266,10 +289,10 @@ class ManagerBasedRLEnv:
         self.nonfinite_resets = self.nonfinite_resets + num_diverged
         at_once = self.reset_terminated & (self.episode_length_buf == 1)
         self.first_step_endings = self.first_step_endings + at_once.sum()
-        log = self._reset_idx(finished, keep=finished & ~diverged)
+        log = self._reset_idx(finished, keep=finished & ~diverged, judged=judged)
         log["Episode_Termination/nonfinite"] = num_diverged
         self._log_keys = list(log)
-        if self.scene.engine.host_side:
+        if self.host_masks:
             # an episode ended (found above): every value is already a statistic of this
             # step's episodes, and a where per value (some 40) would copy it unchanged
             self.extras["log"] = log
@@ -312,7 +335,11 @@ class ManagerBasedRLEnv:
         return self.obs_buf, self.extras
 
     def _reset_idx(
-        self, mask: torch.Tensor, keep: torch.Tensor | None = None, judge: bool = True
+        self,
+        mask: torch.Tensor,
+        keep: torch.Tensor | None = None,
+        judge: bool = True,
+        judged: dict | None = None,
     ) -> dict:
         """Start new episodes where ``mask`` ((N,) bool) is true; the observations are
         computed by the caller. Returns what the managers log of the ended episodes.
@@ -324,22 +351,31 @@ class ManagerBasedRLEnv:
         self.reset_rows = (EnvRows(self, mask),)
         if keep is not None:
             self.reset_rows += (EnvRows(self, keep),)
-        try:
-            log = self._begin_episodes(mask, keep, judge)
-            log.update(self.observation_manager.reset(mask))
-            self.reset_rows[0].fill_(self.episode_length_buf, 0)
-        finally:
-            self.reset_rows = ()
+        # No try/finally to clear them on an error: torch.compile cannot resume after the
+        # engine's calls inside one (the fused step). The masks are this reset's own
+        # tensors, which no later reset is handed, so rows left by a failed reset match
+        # nothing.
+        log = self._begin_episodes(mask, keep, judge, judged)
+        log.update(self.observation_manager.reset(mask))
+        self.reset_rows[0].fill_(self.episode_length_buf, 0)
+        self.reset_rows = ()
         return log
 
     def _begin_episodes(
-        self, mask: torch.Tensor, keep: torch.Tensor | None = None, judge: bool = True
+        self,
+        mask: torch.Tensor,
+        keep: torch.Tensor | None = None,
+        judge: bool = True,
+        judged: dict | None = None,
     ) -> dict:
-        """A reset up to the observation manager's: curriculum (if ``judge``), physics,
-        events, the other managers; returns their logs."""
+        """A reset up to the observation manager's: curriculum (if ``judge``; ``judged``:
+        its log, computed already), physics, events, the other managers; returns their
+        logs."""
         keep = mask if keep is None else keep
         log: dict = {}
-        if judge:
+        if judged is not None:
+            log.update(judged)
+        elif judge:
             log.update(self.curriculum_manager.compute(mask))
         self._reset_physics(mask)
         log.update(self.action_manager.reset(mask))
@@ -362,6 +398,70 @@ class ManagerBasedRLEnv:
         """Release the engine (its memory goes when the env is garbage collected)."""
 
 
+class FusedStep:
+    """:meth:`ManagerBasedRLEnv.step` with the managers' part compiled into fused kernels
+    (:mod:`robolearn.managers.fused`): every result has the plain step's meaning."""
+
+    def __init__(self, env: ManagerBasedRLEnv) -> None:
+        self.env = env
+        self.act = Region("actions", self._act)
+        self.judge = Region("terminations and rewards", self._judge)
+        # graph breaks allowed: the reset's physics (the engine's own calls) runs between
+        # compiled pieces
+        self.rest = Region("resets, commands and observations", self._rest, fullgraph=False)
+        # Curriculum terms decide on Python numbers that change every step (the step
+        # counter): compiled with those as symbols, not constants, so that a new value
+        # does not compile them anew.
+        self.curriculum = Region(
+            "curriculum", env.curriculum_manager.compute, fullgraph=False, dynamic=True
+        )
+        opaque_engine_calls(env.scene.engine)
+
+    def step(self, action: torch.Tensor):
+        env = self.env
+        self.act(action)
+        env.scene.step(env.cfg.decimation)
+        env.common_step_counter += 1
+        diverged = env.scene.engine.diverged()
+        # outside: a weight read inside would be compiled in as a constant
+        env.reward_manager._sync_weights()
+        dones, reward = self.judge(diverged, env.step_dt)
+        judged = self.curriculum(dones)
+        obs = self.rest(dones, diverged, judged)
+        return obs, reward, env.reset_terminated, env.reset_time_outs, env.extras
+
+    def _act(self, action: torch.Tensor) -> None:
+        self.env.action_manager.process_action(action)
+        self.env.action_manager.apply_action()
+
+    def _judge(self, diverged: torch.Tensor, dt: float):
+        """The plain step's terminations and rewards, with the divergence mask applied
+        whether or not any env diverged (an all-false mask changes no value)."""
+        env = self.env
+        env.diverged = diverged
+        env.episode_length_buf += 1
+        env.divergences += diverged
+        terms = env.termination_manager
+        dones = terms.compute(exclude=diverged) | diverged
+        env.reset_terminated = terms.terminated | diverged
+        env.reset_time_outs = terms.time_outs
+        reward = env.reward_manager.compute_synced(dt, exclude=diverged)
+        env.extras = {"log": {}}
+        if env.record_final_obs:
+            env.extras["final_obs"] = env.observation_manager.compute(update_history=False)
+        return dones, reward
+
+    def _rest(self, dones: torch.Tensor, diverged: torch.Tensor, judged: dict):
+        """The plain step from the reset of the finished envs on; returns the observation."""
+        env = self.env
+        env._reset_finished(dones, diverged, judged)
+        env.command_manager.compute(env.step_dt)
+        if env.event_manager.has_mode("interval"):
+            env.event_manager.apply("interval", dt=env.step_dt)
+        env.obs_buf = env.observation_manager.compute()
+        return env.obs_buf
+
+
 def check_cfg(cfg: ManagerBasedRLEnvCfg) -> None:
     """The checks of a task config that need no model (its timing, its terrain), made
     before anything is built; building the env makes them again, with the rest.
@@ -371,6 +471,7 @@ def check_cfg(cfg: ManagerBasedRLEnvCfg) -> None:
     """
     _check_timing(cfg)
     _check_success(cfg.success)
+    fused_wanted(cfg.fused_step, "cpu")
     if cfg.scene.terrain is not None:
         cfg.scene.terrain.validate()
 

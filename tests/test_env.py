@@ -686,7 +686,7 @@ def test_the_cpu_engine_resets_envs_by_index_and_the_warp_path_by_mask():
     mask = torch.tensor([False, True, False, True])
     rows = EnvRows.of(env, mask)
     assert rows.ids is not None and rows.ids.tolist() == [1, 3] and rows.n == 2
-    env.scene.engine.host_side = False  # as a Warp engine reports it
+    env.host_masks = False  # as on a Warp engine, or in the fused step
     assert EnvRows.of(env, mask).ids is None
 
 
@@ -697,7 +697,7 @@ def test_column_writes_change_the_selected_rows_alone_in_either_form(host_side):
     from robolearn.managers import EnvRows
 
     env = make("cartpole_balance", num_envs=4)
-    env.scene.engine.host_side = host_side
+    env.host_masks = host_side
     rows = EnvRows.of(env, torch.tensor([False, True, False, True]))
     assert (rows.ids is not None) is host_side
     cols = torch.tensor([0, 2])

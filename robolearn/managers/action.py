@@ -188,7 +188,9 @@ class ActionManager(ClassTermManager[ActionTerm]):
         super().__init__(cfg, env)
         self.total_action_dim = sum(t.action_dim for t in self.terms.values())
         self.action = torch.zeros(env.num_envs, self.total_action_dim, device=env.device)
-        """(N, total_action_dim) the latest raw action from the policy."""
+        """(N, total_action_dim) the latest raw action from the policy (this tensor and
+        :attr:`prev_action`'s trade places at every step: read the attribute, do not keep
+        the tensor)."""
         self.prev_action = torch.zeros_like(self.action)
         """(N, total_action_dim) the raw action one env step earlier."""
 
@@ -198,8 +200,11 @@ class ActionManager(ClassTermManager[ActionTerm]):
             raise RobolearnError(
                 f"action must have shape {tuple(self.action.shape)}, got {tuple(action.shape)}"
             )
-        self.prev_action[:] = self.action
-        self.action[:] = action
+        # The new action lands in the other buffer and the two trade names: no copy of the
+        # previous action, and none of the in-place copies in a row that Inductor (torch
+        # 2.13) fused into writing the new action into both, in the fused step.
+        self.prev_action, self.action = self.action, self.prev_action
+        self.action.copy_(action)
         start = 0
         for term in self.terms.values():
             part = self.action[:, start : start + term.action_dim]

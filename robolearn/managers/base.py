@@ -119,7 +119,8 @@ def as_env_mask(env: ManagedEnv, envs: torch.Tensor | Sequence[int]) -> torch.Te
 
 
 def _host_side(env: ManagedEnv) -> bool:
-    return env.scene.engine.host_side
+    # an env built by hand for a test may lack the attribute: its engine decides then
+    return getattr(env, "host_masks", env.scene.engine.host_side)
 
 
 def none_selected(env: ManagedEnv, env_mask: torch.Tensor) -> bool:
@@ -177,7 +178,7 @@ class EnvRows:
     def put(self, dst: torch.Tensor, value: torch.Tensor) -> None:
         """``dst[selected] = value`` in place, ``value`` having :attr:`n` rows."""
         if self.ids is None:
-            torch.where(self._mask_like(dst), value, dst, out=dst)
+            _where_into(dst, self._mask_like(dst), value)
         else:
             dst.index_copy_(0, self.ids, value.to(dst.dtype))
 
@@ -215,7 +216,7 @@ class EnvRows:
     def copy_(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         """``dst[selected] = src[selected]`` in place; ``src`` broadcasts to ``dst``."""
         if self.ids is None:
-            torch.where(self._mask_like(dst), src, dst, out=dst)
+            _where_into(dst, self._mask_like(dst), src)
         else:
             self.put(dst, src.expand_as(dst).index_select(0, self.ids))
 
@@ -242,6 +243,16 @@ def reset_term(term: Callable[..., Any], env_mask: torch.Tensor) -> None:
     """Call a class term's reset; plain functions keep no state."""
     if isinstance(term, ManagerTerm):
         term.reset(env_mask)
+
+
+def _where_into(dst: torch.Tensor, mask: torch.Tensor, value: torch.Tensor) -> None:
+    """``dst = where(mask, value, dst)`` in place: straight into ``dst`` (no temporary),
+    or, compiled (the fused step: torch.compile takes no ``out=`` of a strided view, and
+    fuses the copy anyway), through a copy."""
+    if torch.compiler.is_compiling():
+        dst.copy_(torch.where(mask, value, dst))
+    else:
+        torch.where(mask, value, dst, out=dst)
 
 
 def check_term_output(value: torch.Tensor, num_envs: int, where: str) -> torch.Tensor:

@@ -36,5 +36,8 @@ class ManagedEnv(Protocol):
     """(N,) env steps since each env's last reset."""
     common_step_counter: int
     """Env steps since the env was built."""
+    host_masks: bool
+    """Whether masks may be read on the host (the cpu engine's plain step): masked work
+    that selects no env is then skipped, and the selected rows are written by index."""
     reset_rows: tuple
     """While envs reset, the :class:`~robolearn.managers.EnvRows` of the reset's masks."""

@@ -96,6 +96,11 @@ class RewardManager(ManagerBase):
                 episode sums (envs whose physics diverged: their terms read garbage).
         """
         self._sync_weights()
+        return self.compute_synced(dt, exclude)
+
+    def compute_synced(self, dt: float, exclude: torch.Tensor | None = None) -> torch.Tensor:
+        """:meth:`compute` once the weights are in step with the configs: the part the fused
+        step compiles (reading the weights there would make a changed weight recompile)."""
         n = self.env.num_envs
         values = []
         for i in self._active:

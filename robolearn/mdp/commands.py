@@ -229,9 +229,8 @@ class GaitPhaseCommand(CommandTerm):
 
     def _update_command(self) -> None:
         angle = 2 * torch.pi * self.phase
-        # straight into the command's columns: no temporary and no copy
-        torch.sin(angle, out=self._command[:, 0])
-        torch.cos(angle, out=self._command[:, 1])
+        # one write of both columns (torch.compile takes no strided out= tensor)
+        torch.stack((torch.sin(angle), torch.cos(angle)), dim=1, out=self._command)
 
     def mirror(self) -> IndexMirror:
         """Half a cycle on: in the mirror the other foot is down (sin and cos negate)."""

@@ -25,6 +25,8 @@ def per_step(fn: Callable[[Any], torch.Tensor]) -> property:
     key = fn.__name__
 
     def get(self: Any) -> torch.Tensor:
+        if torch.compiler.is_compiling():
+            return fn(self)
         stamp = self._state_stamp()
         if stamp != self._cache_stamp:
             self._step_cache.clear()
@@ -46,9 +48,17 @@ def fixed(owner: Any, key: Hashable, make: Callable[[], T]) -> T:
     does not change once ``owner`` is built (its model's names, limits and nominal
     parameters). Terms call it every step: the first call may read the device (a column
     list turned into a slice), later ones are a dict lookup."""
-    store = _FIXED.get(owner)
+    # On the owner itself where it can hold it: a global table's size would be part of
+    # what compiled code checks (the fused step), and every new owner would recompile it.
+    store = getattr(owner, "_fixed_values", None)
     if store is None:
-        store = _FIXED[owner] = {}
+        store = _FIXED.get(owner)
+    if store is None:
+        store = {}
+        try:
+            owner._fixed_values = store
+        except AttributeError:  # no attributes of its own (slots, a C object)
+            _FIXED[owner] = store
     try:
         return store[key]
     except KeyError:

@@ -73,10 +73,18 @@ MAX_STATE_VALUE = 1e10
 EnvIds = torch.Tensor | Sequence[int] | np.ndarray | None
 
 
+ENGINE_CALL = "_robolearn_engine_call"
+"""The attribute :func:`engine_call` sets on the methods it makes."""
+
+
 def engine_call(method: Callable[..., Any]) -> Callable[..., Any]:
     """A public engine call: timed when a timer is set (:func:`timed_call`), and, on an
     engine that works through host memory (:attr:`Engine.host_side`), free to read its
-    tensors on the host inside :func:`~robolearn.sim.host_sync.forbid_host_syncs`."""
+    tensors on the host inside :func:`~robolearn.sim.host_sync.forbid_host_syncs`.
+
+    Marked (``ENGINE_CALL``) for the fused env step, which hides it from torch.compile
+    (:func:`robolearn.managers.fused.opaque_engine_calls`): the call is MuJoCo's C batch
+    or a Warp graph launch, which the compiled code calls as it is."""
     timed = timed_call(method)
 
     @functools.wraps(method)
@@ -86,6 +94,7 @@ def engine_call(method: Callable[..., Any]) -> Callable[..., Any]:
         with host_syncs_allowed():
             return timed(self, *args, **kwargs)
 
+    setattr(call, ENGINE_CALL, True)
     return call
 
 
