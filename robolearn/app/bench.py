@@ -14,6 +14,13 @@ figure sees the same robot states (fallen robots, with more contacts, cost more 
 ``overhead_vs_bare`` = 1 - env steps/s x decimation / physics steps/s: what robolearn's
 managers add to the engine.
 
+``share_physics``, ``share_managers``, ``share_policy``: of the time of a step with
+inference (the policy's forward pass, then the env step), the shares in the engine's
+physics calls, in the rest of the env step (the managers' terms, resets, the divergence
+check) and in the policy, from the same marks as the columns (CUDA events on a GPU): the
+next bottleneck, named by measurement. ``fused_step`` says whether the env step ran fused
+(``env.fused_step``, :mod:`robolearn.managers.fused`).
+
 How the time is taken. Each timed window (a round of the env columns, a training
 iteration) starts and ends with the device synchronised, so that its wall-clock time holds
 all the work queued in it; bench adds no synchronisation inside a window. Within it, marks
@@ -58,6 +65,10 @@ MB = 2**20
 #: of a step (the divergence check is the env's, not physics); those an engine lacks are
 #: skipped.
 PHYSICS_CALLS = ("step", "forward", "forward_envs", "forward_where", "reset", "reset_where")
+
+#: The shares of a step with inference (policy + env step, by the marks) spent in the
+#: engine's physics calls, in the rest of the env step (the managers), and in the policy.
+SHARE_KEYS = ("share_physics", "share_managers", "share_policy")
 
 #: The GPU memory keys of the result, None where the device is not CUDA.
 GPU_MEMORY_KEYS = ("peak_gpu_torch_mb", "gpu_warp_mb", "peak_gpu_warp_mb", "gpu_used_mb")
@@ -169,6 +180,7 @@ def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
     """Medians over ``rounds`` of the physics, env and env + inference columns."""
     n, dec = env.num_envs, env.cfg.decimation
     physics, env_rate, infer_rate = [], [], []
+    shares: dict[str, list[float]] = {key: [] for key in SHARE_KEYS}
     with single_threaded(env.device):  # as the training loop's rollout
         for _ in range(rounds):
             env.reset()
@@ -176,10 +188,15 @@ def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
             physics.append(w["steps"] * n * dec / w["physics_s"])
             env_rate.append(w["steps"] * n / w["env_s"])
             infer_rate.append(w["steps"] * n / w["wall_s"])
+            marked = w["env_s"] + w["policy_s"]
+            shares["share_physics"].append(w["physics_s"] / marked)
+            shares["share_managers"].append((w["env_s"] - w["physics_s"]) / marked)
+            shares["share_policy"].append(w["policy_s"] / marked)
     return {
         "physics_steps_per_s": statistics.median(physics),
         "env_steps_per_s": statistics.median(env_rate),
         "env_steps_per_s_inference": statistics.median(infer_rate),
+        **{key: statistics.median(values) for key, values in shares.items()},
     }
 
 
@@ -190,21 +207,23 @@ def _policy_window(env, policy, seconds: float) -> dict[str, float]:
     from robolearn.rl.checkpoint_policy import act
 
     clock = Clock(env.device)
-    steps: list[tuple[Any, Any]] = []  # (policy done, env step done) marks
+    steps: list[tuple[Any, Any, Any]] = []  # (policy starts, policy done, env step done)
     _sync(env.device)
     start = time.perf_counter()
     with physics_marks(env.scene.engine, clock) as physics:
         while time.perf_counter() - start < seconds:
+            asked = clock.mark()
             actions = act(policy, env.obs_buf, env.num_envs)
             acted = clock.mark()
             env.step(actions)
-            steps.append((acted, clock.mark()))
+            steps.append((asked, acted, clock.mark()))
     _sync(env.device)
     wall = time.perf_counter() - start
     return {
         "steps": len(steps),
         "wall_s": wall,
-        "env_s": sum(clock.seconds(a, b) for a, b in steps),
+        "policy_s": sum(clock.seconds(a, b) for a, b, _ in steps),
+        "env_s": sum(clock.seconds(b, c) for _, b, c in steps),
         "physics_s": sum(clock.seconds(a, b) for a, b in physics),
     }
 
@@ -263,6 +282,8 @@ def _result(task: str, env, rates: dict[str, float]) -> dict[str, Any]:
         "env_steps_per_s": rates["env_steps_per_s"],
         "env_steps_per_s_inference": rates["env_steps_per_s_inference"],
         "env_steps_per_s_training": rates["env_steps_per_s_training"],
+        **{key: rates[key] for key in SHARE_KEYS},
+        "fused_step": env.fused,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         **gpu_memory(env.device),
     }
@@ -306,6 +327,11 @@ def format_report(r: dict[str, Any]) -> str:
             f"{r['training_vs_bare']:.1%}",
         ),
         row("overhead over the bare engine", f"{r['overhead_vs_bare']:.1%}"),
+        row(
+            "a step: physics / managers / policy",
+            f"{r['share_physics']:.0%} / {r['share_managers']:.0%} / {r['share_policy']:.0%}",
+            "fused step" if r["fused_step"] else "plain step",
+        ),
         row("peak memory (process RSS)", f"{r['peak_rss_mb']:,.0f} MB"),
     ]
     if r.get("peak_gpu_torch_mb") is not None:
