@@ -1,5 +1,5 @@
 """The cuda engine on a real GPU. Skipped where torch sees no CUDA device (CI, laptops); run
-by benchmarks/gpu/h200_check.sh on the GPU machine."""
+by benchmarks/gpu/check_call2.sh on the GPU machine."""
 
 from __future__ import annotations
 
@@ -47,16 +47,35 @@ def test_cuda_fields_are_views_of_warp_arrays(humanoid_scene):
     assert view[1, knee] > view[0, knee] + 0.3
 
 
-def test_graph_replay_matches_plain_launches(humanoid_scene):
-    """The same kernels, launched from a CUDA graph or one by one, give the same physics. In
-    deterministic mode, bit for bit. Without it, contact and constraint accumulations use
-    float atomics that sum in whatever order the threads arrive, so two runs differ by
-    float32 rounding (~1e-7 relative per sum); on a standing humanoid, a stable state that
-    damps such differences instead of amplifying them, they stay far under 1e-4 in 100
-    substeps, while a graph that replayed a wrong or stale launch would be off by much more."""
-    graphed = make_engine(humanoid_scene, 32, SimCfg(engine="cuda", cuda_graph=True))
-    plain = make_engine(humanoid_scene, 32, SimCfg(engine="cuda", cuda_graph=False))
-    exact = deterministic(graphed, plain)
+def without_contacts(path: str):
+    """The model at ``path`` with contacts disabled: what MuJoCo Warp's own determinism
+    test (``determinism_test.test_graph_capture``) runs when it asserts that captured and
+    uncaptured steps are bitwise equal. With contacts, the shared contact pool is filled
+    in whatever order the threads arrive, and no test of MuJoCo Warp's asserts bitwise
+    equality between a graph and plain launches then; the first H200 run (BENCHMARKS.md
+    section 22) found this test and the next one unequal with contacts, cause unproven."""
+    import mujoco
+
+    from robolearn.sim import compile_model
+
+    model = compile_model(path)
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    return model
+
+
+@pytest.mark.parametrize("contacts", [False, True])
+def test_graph_replay_matches_plain_launches(humanoid_scene, contacts):
+    """The same kernels, launched from a CUDA graph or one by one, give the same physics.
+    Without contacts, in deterministic mode, bit for bit (what MuJoCo Warp guarantees,
+    :func:`without_contacts`). Otherwise float atomics sum in whatever order the threads
+    arrive, so two runs differ by float32 rounding (~1e-7 relative per sum); on a standing
+    humanoid, a stable state that damps such differences instead of amplifying them, they
+    stay far under 1e-4 in 100 substeps, while a graph that replayed a wrong or stale launch
+    would be off by much more."""
+    model = humanoid_scene if contacts else without_contacts(humanoid_scene)
+    graphed = make_engine(model, 32, SimCfg(engine="cuda", cuda_graph=True))
+    plain = make_engine(model, 32, SimCfg(engine="cuda", cuda_graph=False))
+    exact = deterministic(graphed, plain) and not contacts
     for e in (graphed, plain):
         stand(e)
         e.ctrl[:, 3] += 0.3
@@ -70,7 +89,8 @@ def test_graph_replay_matches_plain_launches(humanoid_scene):
             assert torch.equal(a, b), f"{name} differs by up to {(a - b).abs().max():.3g}"
     else:
         assert torch.allclose(graphed.qpos, plain.qpos, atol=1e-4)
-    assert (graphed.qpos[:, 2] > 0.3).all()
+    if contacts:  # standing on the floor (without contacts it falls through it)
+        assert (graphed.qpos[:, 2] > 0.3).all()
 
 
 def _policy_like_ctrl(e, ctrl0: torch.Tensor, k: int, work: torch.Tensor) -> None:
@@ -93,8 +113,10 @@ def test_step_sees_ctrl_written_on_a_non_default_stream(humanoid_scene):
     Compared with the same run on the default stream, and with one whose ctrl stays put."""
     device = torch.device("cuda")
 
+    model = without_contacts(humanoid_scene)  # bit for bit in deterministic mode
+
     def run(stream: torch.cuda.Stream | None, write: bool = True) -> tuple[torch.Tensor, bool]:
-        e = make_engine(humanoid_scene, 64, SimCfg(engine="cuda"))
+        e = make_engine(model, 64, SimCfg(engine="cuda"))
         exact = deterministic(e)
         stand(e)
         e.step(4)  # captures the step's graph: the loop below only replays it
@@ -249,3 +271,11 @@ def test_newton_gradients_on_cuda_match_newton_cpu():
         grads.append(ctrl.grad.cpu())
     assert torch.isfinite(grads[0]).all() and grads[1].abs().min() > 0.1
     assert torch.allclose(grads[0], grads[1], rtol=1e-3, atol=1e-4), grads
+
+
+def test_fused_step_matches_the_plain_one_on_cuda():
+    """The fused env step (the default on CUDA: Triton kernels) against the plain step on
+    the GPU, through every path of the step (tests/test_fused_step.py)."""
+    from test_fused_step import compare_fused
+
+    compare_fused("humanoid_walk", 64, 40, engine="cuda")

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# The GPU check of the cuda engine, one script for one 10-minute device call on an H200.
+# The GPU check's second call (call 1 is check_call1.sh: the training users run first),
+# for one 10-minute device call on one GPU of either kind (H100 or H200).
 #
 # On the GPU machine, from the repository root, after the wheels are in place:
-#   bash .carry1/install-wheels && export PYTHONPATH=/tmp/site:$PYTHONPATH; bash benchmarks/gpu/h200_check.sh
+#   bash .carry1/install-wheels && export PYTHONPATH=/tmp/site:$PYTHONPATH; bash benchmarks/gpu/check_call2.sh
 # Here, on warp's CPU device and at toy sizes (how this script is tested without a GPU):
 #   ENGINE=warp-cpu SIZES=32 CAMERA_ENVS=16 NEWTON_ENVS=16 SHAC_ENVS=8 SHAC_ITERATIONS=2 \
 #     TRAIN_ENVS=32 TRAIN_SECONDS=60 \
-#     bash benchmarks/gpu/h200_check.sh
+#     bash benchmarks/gpu/check_call2.sh
 #
 # In order: versions; the tests that need CUDA; then at each env count of SIZES the bare
 # MuJoCo Warp step (benchmarks/gpu/bare_mjwarp.py), the host's waits per env step
 # (count_syncs.py) and `robolearn bench` (env steps/s alone, with inference, with
-# training; torch's and Warp's GPU memory), joined in summary.json with the overhead over
+# training, with the fused step, and its shares of physics, managers and policy; torch's
+# and Warp's GPU memory), joined in summary.json with the overhead over
 # the bare step; the camera sensor's images/s at CAMERA_ENVS (camera_throughput.py); the
 # newton engine's solvers against the cuda engine at NEWTON_ENVS (newton_speed.py); SHAC
 # on cartpole_balance through Newton's Featherstone solver at SHAC_ENVS; then
-# humanoid_walk trained for the time left and its last checkpoint evaluated. Everything lands under $OUT (default /tmp/gpu-check).
+# g1_walk trained for the time left (G1_SECONDS at most) and its last checkpoint evaluated. Everything lands under $OUT (default /tmp/gpu-check).
 #
 # Time: the script ends within BUDGET seconds of its start (default 520: a device call
 # allows 600, and installing the wheels comes first in the same call). Every step runs under
@@ -28,8 +30,9 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpu-check}
 ENGINE=${ENGINE:-cuda}
 SIZES=${SIZES:-"4096 16384 65536"}
+TRAIN_TASK=${TRAIN_TASK:-g1_walk}  # call 1 trains humanoid_walk; this one the G1
 TRAIN_ENVS=${TRAIN_ENVS:-4096}
-TRAIN_SECONDS=${TRAIN_SECONDS:-100000}  # a cap: training gets the time left otherwise
+TRAIN_SECONDS=${TRAIN_SECONDS:-240}  # a cap: training gets the time left if less
 BUDGET=${BUDGET:-520}
 CAMERA_ENVS=${CAMERA_ENVS:-"1024 4096"}  # the camera sensor's env counts (64x64 images)
 NEWTON_ENVS=${NEWTON_ENVS:-4096}  # the newton engine against the cuda engine
@@ -39,58 +42,7 @@ TESTS=${TESTS:-first}  # first, last (after the sizes: figures before tests on a
 EVAL_S=60      # kept for the evaluation after training
 END_S=15       # kept for the summary, and for a stopped step's kill-after
 PY=${PYTHON:-python3}
-mkdir -p "$OUT/stderr"
-start=$(date +%s)
-deadline=$(( start + BUDGET ))
-stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }
-left() { echo $(( deadline - $(date +%s) - END_S )); }
-
-# step NAME CAP MIN FILE CMD...: run CMD, its stdout shown and appended to FILE, its stderr
-# in $OUT/stderr/, limited to CAP seconds or what is left of the budget if less; skipped
-# when fewer than MIN seconds are left. Returns CMD's status (1 when skipped).
-step() {
-  local name=$1 cap=$2 min=$3 file=$4
-  shift 4
-  local avail slug limit rc
-  avail=$(left)
-  if [ "$avail" -lt "$min" ]; then
-    stamp "SKIPPED $name: $avail s left of the budget, it needs $min s" | tee -a "$OUT/skipped.txt"
-    return 1
-  fi
-  limit=$(( cap < avail ? cap : avail ))
-  slug=$(echo "$name" | tr -c 'A-Za-z0-9\n' '_')
-  stamp "$name (limit $limit s)"
-  timeout --signal=TERM --kill-after=10 "$limit" "$@" 2> "$OUT/stderr/$slug.log" | tee -a "$file"
-  rc=${PIPESTATUS[0]}
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    stamp "STOPPED $name: it ran out of its $limit s" | tee -a "$OUT/skipped.txt"
-  elif [ "$rc" -ne 0 ]; then
-    stamp "FAILED $name (exit $rc); the end of its stderr:"
-    tail -n 15 "$OUT/stderr/$slug.log"
-  fi
-  return "$rc"
-}
-
-# Seconds of each timed measurement at n envs: fewer at the largest size, where every
-# call costs most, so that the three sizes fit the budget.
-measure_s() { if [ "$1" -ge 65536 ]; then echo 2; else echo 3; fi; }
-
-# robolearn itself: this checkout's own install; else a wheel carried in dist/; else the
-# checkout as it is, with envs/, tasks/ and assets/ linked under robolearn/ where the
-# package's layout (pyproject's package-dir) puts them: no build on the GPU machine.
-if ! $PY -c "import robolearn.tasks" 2>/dev/null; then
-  if ls dist/robolearn-*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-deps --no-index --no-compile --target /tmp/site dist/robolearn-*.whl
-    export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
-  else
-    for d in envs tasks assets; do [ -e "robolearn/$d" ] || ln -s "../$d" "robolearn/$d"; done
-    export PYTHONPATH=$PWD:${PYTHONPATH:-}
-  fi
-fi
-stamp "budget $BUDGET s; sizes $SIZES; engine $ENGINE"
-{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi"
-  $PY -c "import sys, torch, warp, mujoco, mujoco_warp, rsl_rl, robolearn; print(sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'warp', warp.__version__, 'mujoco', mujoco.__version__, 'mujoco_warp', mujoco_warp.__version__, 'robolearn', robolearn.__version__)"
-} | tee "$OUT/versions.txt"
+. "$(dirname "$0")/check_lib.sh"  # the clock, step(), robolearn, versions.txt
 
 run_tests() {
   if [ "$ENGINE" = cuda ]; then
@@ -206,19 +158,19 @@ if [ "$train_s" -lt 30 ]; then
   stamp "done; results in $OUT"
   exit 0
 fi
-stamp "training humanoid_walk for $train_s s on $TRAIN_ENVS envs"
+stamp "training $TRAIN_TASK for $train_s s on $TRAIN_ENVS envs"
 # timeout sends SIGTERM: robolearn saves a checkpoint and exits cleanly.
-timeout --signal=TERM --kill-after=20 "$train_s" $PY -m robolearn train --task humanoid_walk \
+timeout --signal=TERM --kill-after=20 "$train_s" $PY -m robolearn train --task "$TRAIN_TASK" \
   --engine "$ENGINE" --num_envs "$TRAIN_ENVS" --max_iterations 100000 --log_root "$OUT/logs" \
   --run_name gpu agent.save_interval=25 > "$OUT/train.log" 2>&1
 tail -n 3 "$OUT/train.log"
-run=$(ls -d "$OUT"/logs/humanoid_walk/*_gpu 2>/dev/null | tail -n 1)
+run=$(ls -d "$OUT"/logs/"$TRAIN_TASK"/*_gpu 2>/dev/null | tail -n 1)
 if [ -n "$run" ] && [ -f "$run/progress.jsonl" ]; then
   cp "$run/progress.jsonl" "$OUT/progress.jsonl"
 fi
 if [ -n "$run" ] && ls "$run"/model_*.pt >/dev/null 2>&1; then
   step "evaluating the last checkpoint" "$EVAL_S" 20 "$OUT/eval.json" \
-    $PY -m robolearn play --task humanoid_walk --engine "$ENGINE" --load_run gpu \
+    $PY -m robolearn play --task "$TRAIN_TASK" --engine "$ENGINE" --load_run gpu \
     --log_root "$OUT/logs" --eval --num_envs 256 --json
 else
   stamp "SKIPPED evaluation: training left no checkpoint" | tee -a "$OUT/skipped.txt"

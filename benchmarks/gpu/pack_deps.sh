@@ -13,7 +13,7 @@
 #
 #   cat <parts in order> | xz -d | tar -x -C /tmp/site; export PYTHONPATH=/tmp/site
 #
-# benchmarks/gpu/h200_check.sh then runs robolearn from the checkout itself.
+# benchmarks/gpu/check_call1.sh and check_call2.sh then run robolearn from the checkout itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY_VERSION=${PY_VERSION:-3.12}

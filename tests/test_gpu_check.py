@@ -1,0 +1,52 @@
+"""The GPU check's first call (benchmarks/gpu/check_call1.sh) end to end on warp's CPU
+device at toy sizes: the script a lent GPU runs first must not fail there for want of a
+test here. Trains humanoid_walk on 8 envs for 40 s, evaluates the checkpoint, benches the
+fused and the plain step, and writes its summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_call_1_runs_end_to_end_on_warp_cpu(tmp_path):
+    env = dict(
+        os.environ,
+        ENGINE="warp-cpu",
+        TRAIN_ENVS="8",
+        TRAIN_SECONDS="40",
+        EVAL_ENVS="4",
+        BENCH_ENVS="8",
+        BUDGET="460",
+        OUT=str(tmp_path),
+        PYTHON=sys.executable,
+    )
+    proc = subprocess.run(
+        ["bash", str(ROOT / "benchmarks/gpu/check_call1.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["train_env_steps"] > 0 and summary["train_env_steps_per_s"] > 0
+    assert summary["eval"]["fall_rate"] is not None
+    assert summary["eval"]["lin_vel_error"] is not None
+    assert summary["walking_thresholds_met"] in (True, False)
+    bench = {row["fused_step"]: row for row in summary["bench"]}
+    assert set(bench) == {True, False}
+    for row in bench.values():
+        shares = row["share_physics"] + row["share_managers"] + row["share_policy"]
+        assert abs(shares - 1.0) < 1e-6 and row["env_steps_per_s"] > 0
+    skipped_file = tmp_path / "skipped.txt"
+    skipped = skipped_file.read_text() if skipped_file.exists() else ""
+    assert "training" not in skipped and "evaluation" not in skipped and "bench" not in skipped
