@@ -152,3 +152,35 @@ def test_a_region_torch_compile_cannot_trace_runs_plainly_with_one_warning():
     said = [str(w.message) for w in caught if "fused step" in str(w.message)]
     assert len(said) == 1 and "a term of ours runs plainly" in said[0]
     assert not region.fused and len(calls) == 3  # each call ran the function once
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_region_that_cannot_be_built_runs_plainly_and_nothing_twice(whole):
+    """No C++ compiler (Inductor's build fails): a region compiled whole warns once and
+    runs plainly; a region compiled in pieces runs the failed pieces plainly. Either way
+    each call runs the function's effects once."""
+    import time
+
+    import torch._inductor.config as inductor_config
+
+    effects = []
+    scale = 1.0 + time.time() % 1.0  # a constant of its own: no cached kernel has it
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        effects.append(1)
+        y = torch.sin(x) * scale
+        if not whole:
+            torch._dynamo.graph_break()
+        return y + 1.0
+
+    region = Region("a region", step, fullgraph=whole)
+    x = torch.linspace(0.0, 1.0, 5)
+    expected = torch.sin(x) * scale + 1.0
+    broken = {"cpp.cxx": (None, "/nonexistent/g++"), "fx_graph_cache": False}
+    with inductor_config.patch(broken), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            torch.testing.assert_close(region(x), expected)
+    assert len(effects) == 3
+    said = [str(w.message) for w in caught if "fused step" in str(w.message)]
+    assert len(said) == (1 if whole else 0)

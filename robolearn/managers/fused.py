@@ -59,12 +59,15 @@ def fused_wanted(choice: str, device: torch.device | str) -> bool:
 class Region:
     """One part of the step, compiled at its second call; ``fn`` plainly if that fails.
 
-    A failure to compile (torch.compile cannot trace a term, or no C++ compiler is found)
-    is said once, naming the region and the first line of the reason, and the region
-    runs plainly from then on. A tracing failure has no side effect (Dynamo raises before
-    anything runs), so the plain call that follows computes the step as if nothing had
-    been tried. Errors of robolearn's own (a term returning the wrong shape) are raised as
-    they are, whatever the path.
+    A region compiled whole (``fullgraph``): a failure to compile (torch.compile cannot
+    trace a term, or no C++ compiler is found) is said once, naming the region and the
+    first line of the reason, and the region runs plainly from then on. Such a failure
+    has no side effect (it comes before anything runs), so the plain call that follows
+    computes the step as if nothing had been tried. A region compiled in pieces compiles
+    each piece when the call reaches it, after the pieces before it ran: there a piece
+    that cannot be compiled at the first compiled call runs plainly instead (Dynamo's
+    ``suppress_errors``, with torch's own warning), and nothing runs twice. Errors of
+    robolearn's own (a term returning the wrong shape) are raised as they are.
     """
 
     def __init__(
@@ -75,6 +78,7 @@ class Region:
         self.compiled: Callable[..., Any] | None = torch.compile(
             fn, fullgraph=fullgraph, dynamic=dynamic, options={"fallback_random": True}
         )
+        self.whole = fullgraph
         self._calls = 0
 
     @property
@@ -90,6 +94,11 @@ class Region:
             return self.fn(*args)
         if self._calls > 2:
             return self.compiled(*args)
+        if not self.whole:
+            import torch._dynamo  # loaded by torch.compile's first call anyway
+
+            with torch._dynamo.config.patch(suppress_errors=True):
+                return self.compiled(*args)
         try:
             result = self.compiled(*args)
         except RobolearnError:
