@@ -43,7 +43,7 @@ def build_engine(
     if others:
         # The keyframe is the robot's: check it against the robot alone (MuJoCo pads it
         # with the attached entities' qpos0).
-        check_keyframe(spec, compile_model(spec), robot.default_keyframe)
+        check_keyframe(spec, compile_model(spec), robot.default_keyframe, robot.model)
         attached = attach_entities(spec, others)
         add_model_delays(spec, attached)
         driven = driven + attached
@@ -53,7 +53,7 @@ def build_engine(
         add_terrain(spec, terrain)
     model = compile_model(spec)
     if not others:
-        check_keyframe(spec, model, robot.default_keyframe)
+        check_keyframe(spec, model, robot.default_keyframe, robot.model)
     check_gains(model, driven, robot.default_keyframe)
     # each env's lags of MuJoCo's delayed loops are its own
     delays = ("actuator_delay",) if model_delays(driven) else ()
@@ -104,7 +104,12 @@ def check_gains(model: mujoco.MjModel, driven: list[DrivenJoint], keyframe: str 
     check_timestep(model, model.key(keyframe).qpos if keyframe else None, explicit)
 
 
-def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | None) -> None:
+def check_keyframe(
+    spec: mujoco.MjSpec,
+    model: mujoco.MjModel,
+    keyframe: str | None,
+    model_name: object = "the model",
+) -> None:
     """The keyframe the scene resets to gives every qpos (and ctrl) value, or none.
 
     MuJoCo fills the missing values of a short keyframe from qpos0 without a word; for a
@@ -113,6 +118,13 @@ def check_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel, keyframe: str | N
     """
     if keyframe is None:
         return
+    names = [key.name for key in spec.keys]
+    if keyframe not in names:
+        # before anything reads it (the gains' check, the default state): a KeyError there
+        raise RobolearnError(
+            f"scene.keyframe {keyframe!r} is not in {model_name}; keyframes: "
+            f"{', '.join(names) or 'none'} (env.scene.keyframe=null starts from its qpos0)"
+        )
     for key in spec.keys:
         if key.name != keyframe:
             continue

@@ -53,7 +53,8 @@ def load_spec(source: ModelSource) -> mujoco.MjSpec:
             return mujoco.MjSpec.from_string(text)
         path = Path(text)
         if not path.is_file():
-            raise RobolearnError(f"MJCF file {text!r} does not exist")
+            what = "is not a regular file" if path.exists() else "does not exist"
+            raise RobolearnError(f"MJCF file {text!r} {what}")
         return mujoco.MjSpec.from_file(str(path))
     except ValueError as exc:
         if isinstance(exc, RobolearnError):

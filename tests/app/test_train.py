@@ -466,6 +466,10 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             "actions.cart_force: the actuator pattern '(' is not a regular expression: missing )",
         ),
         (["--task", TASK, "env.sim.max_speed=0"], "sim.max_speed must be > 0"),
+        (
+            ["--task", "humanoid_walk", "env.scene.keyframe=nokey"],
+            "scene.keyframe 'nokey' is not in humanoid/scene.xml; keyframes: stand",
+        ),
         (["--task", TASK, "env.sim.cone=conical"], "sim.cone must be one of pyramidal, ellip"),
         (["--task", TASK, "env.sim.iterations=0"], "sim.iterations must be a whole number >= 1"),
         (["--task", TASK, "env.sim.impratio=0.5"], "sim.impratio must be >= 1"),

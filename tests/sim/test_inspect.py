@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,6 @@ def test_a_folder_or_a_file_that_is_not_mjcf_is_named_as_such(capsys, tmp_path):
         error(renamed)
     )
     assert "does not exist" in error(tmp_path / "missing.xml")
+    fifo = tmp_path / "robot.xml.fifo"
+    os.mkfifo(fifo)  # read, it would block: refused by what it is, never opened
+    assert f"MJCF file '{fifo}' is not a regular file" in error(fifo)
