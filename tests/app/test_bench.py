@@ -51,6 +51,10 @@ def test_bench_json_reports_every_column(capsys):
     ):
         assert math.isfinite(r[key]) and r[key] > 0, (key, r[key])
     assert r["peak_rss_mb"] > 50
+    # where a step's time went: physics, managers and policy, each a share, together all
+    shares = [r["share_physics"], r["share_managers"], r["share_policy"]]
+    assert all(0 < s < 1 for s in shares) and math.isclose(sum(shares), 1.0), shares
+    assert r["fused_step"] is False  # auto: the plain step on the CPU
     # GPU memory is reported on CUDA only: the keys are there, null, on the CPU
     for key in GPU_MEMORY_KEYS:
         assert key in r and r[key] is None, key
@@ -75,6 +79,7 @@ def test_bench_human_readable(capsys):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "env steps/s + training (PPO)" in out.stdout and "of the ceiling" in out.stdout
+    assert "a step: physics / managers / policy" in out.stdout and "plain step" in out.stdout
 
 
 def test_bench_bad_durations_are_one_line_errors(capsys):
