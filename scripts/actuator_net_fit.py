@@ -69,8 +69,8 @@ def fit_actuator_net(
 
     The report: ``train_rmse`` and ``validation_rmse`` (N m), ``torque_std`` (N m, of all
     samples, for scale), the sample counts and the history. RobolearnError for arrays of
-    different shapes, NaN or inf, fewer than history + 49 rows, history < 1, or bad
-    hidden widths, steps or lr.
+    different shapes, NaN or inf, a torque that never changes, fewer than history + 49 rows,
+    history < 1, or bad hidden widths, steps or lr.
     """
     history = check_history(history, "fit_actuator_net")
     arrays = _log_arrays(command, position, velocity, torque, history)
@@ -174,6 +174,14 @@ def _log_arrays(
         raise RobolearnError(
             f"fit_actuator_net: a log of {rows} rows is too short for history {history}; it "
             f"needs at least {history - 1 + _MIN_SAMPLES} (history + {_MIN_SAMPLES - 1})"
+        )
+    if np.ptp(out[3][history - 1 :]) == 0:  # the samples' torques (rows t >= history - 1)
+        # nothing to learn, and the report's error relative to the torque's spread would
+        # divide by zero
+        raise RobolearnError(
+            f"fit_actuator_net: torque never changes in this log (every sample is "
+            f"{out[3][history - 1 :].flat[0]:.6g} N m): log the motor while it tracks changing "
+            "commands"
         )
     return out[0], out[1], out[2], out[3]
 

@@ -209,6 +209,8 @@ def test_bad_logs_are_refused():
         fit_actuator_net(command, q, bad, torque, history=3)
     with pytest.raises(RobolearnError, match="history must be"):
         fit_actuator_net(command, q, qd, torque, history=0)
+    with pytest.raises(RobolearnError, match="torque never changes"):
+        fit_actuator_net(command, q, qd, np.full_like(torque, 1.5), history=3)
 
 
 def test_the_script_fits_and_refuses_a_log_without_an_array(tmp_path):
@@ -235,3 +237,17 @@ def test_the_script_fits_and_refuses_a_log_without_an_array(tmp_path):
     assert run.stderr.startswith("error: ") and "torque" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
     assert not out2.exists()
+
+    # a torque that never changes: refused before anything is written (it used to end in
+    # a ZeroDivisionError after the net was saved)
+    flat = tmp_path / "flat.npz"
+    np.savez(flat, command=command, position=q, velocity=qd, torque=np.zeros_like(torque))
+    out3 = tmp_path / "flat.pt"
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), str(flat), str(out3), "--steps", "5"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("error: ") and "torque never changes" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert not out3.exists()
