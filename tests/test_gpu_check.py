@@ -16,28 +16,25 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def run_call(script: str, out: Path, timeout: int, **settings: str) -> dict:
+    """Run benchmarks/gpu/``script`` with ``settings`` (warp-cpu, results in ``out``),
+    assert that it succeeded, and return its summary.json."""
+    env = dict(os.environ, ENGINE="warp-cpu", OUT=str(out), PYTHON=sys.executable, **settings)
+    env.pop("MENAGERIE_ROOT", None)  # call 2 finds the test packages' own
+    proc = subprocess.run(
+        ["bash", str(ROOT / "benchmarks/gpu" / script)],
+        env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads((out / "summary.json").read_text())
+
+
 @pytest.mark.slow
 def test_call_1_runs_end_to_end_on_warp_cpu(tmp_path):
-    env = dict(
-        os.environ,
-        ENGINE="warp-cpu",
-        TRAIN_ENVS="8",
-        TRAIN_SECONDS="40",
-        EVAL_ENVS="4",
-        BENCH_ENVS="8",
-        BUDGET="460",
-        OUT=str(tmp_path),
-        PYTHON=sys.executable,
-    )
-    proc = subprocess.run(
-        ["bash", str(ROOT / "benchmarks/gpu/check_call1.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = run_call(
+        "check_call1.sh", tmp_path, 600, TRAIN_ENVS="8", TRAIN_SECONDS="40", EVAL_ENVS="4",
+        BENCH_ENVS="8", BUDGET="460",
+    )  # fmt: skip
     assert summary["train_env_steps"] > 0 and summary["train_env_steps_per_s"] > 0
     assert summary["eval"]["fall_rate"] is not None
     assert summary["eval"]["lin_vel_error"] is not None
@@ -56,29 +53,10 @@ def test_call_1_runs_end_to_end_on_warp_cpu(tmp_path):
 def test_call_2_runs_end_to_end_on_warp_cpu(tmp_path):
     """The second call at toy sizes: the bare step, bench, cameras, Newton, SHAC, and the G1
     trained and evaluated (its Menagerie files found from the test packages)."""
-    env = dict(
-        os.environ,
-        ENGINE="warp-cpu",
-        SIZES="32",
-        CAMERA_ENVS="16",
-        NEWTON_ENVS="16",
-        SHAC_ENVS="8",
-        SHAC_ITERATIONS="2",
-        TRAIN_ENVS="16",
-        TRAIN_SECONDS="40",
-        OUT=str(tmp_path),
-        PYTHON=sys.executable,
-    )
-    env.pop("MENAGERIE_ROOT", None)  # the script finds the test packages' own
-    proc = subprocess.run(
-        ["bash", str(ROOT / "benchmarks/gpu/check_call2.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = run_call(
+        "check_call2.sh", tmp_path, 900, SIZES="32", CAMERA_ENVS="16", NEWTON_ENVS="16",
+        SHAC_ENVS="8", SHAC_ITERATIONS="2", TRAIN_ENVS="16", TRAIN_SECONDS="40",
+    )  # fmt: skip
     assert [row["num_envs"] for row in summary] == [32]
     assert summary[0]["env_steps_per_s"] > 0
     assert json.loads((tmp_path / "eval.json").read_text().splitlines()[-1])["episodes"] > 0
