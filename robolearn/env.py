@@ -411,10 +411,12 @@ class FusedStep:
         self.rest = Region("resets, commands and observations", self._rest, fullgraph=False)
         # Curriculum terms decide on Python numbers that change every step (the step
         # counter): compiled with those as symbols, not constants, so that a new value
-        # does not compile them anew.
-        self.curriculum = Region(
-            "curriculum", env.curriculum_manager.compute, fullgraph=False, dynamic=True
-        )
+        # does not compile them anew. A task without any costs nothing in the step.
+        self.curriculum = None
+        if env.curriculum_manager.active_terms:
+            self.curriculum = Region(
+                "curriculum", env.curriculum_manager.compute, fullgraph=False, dynamic=True
+            )
         opaque_engine_calls(env.scene.engine)
 
     def step(self, action: torch.Tensor):
@@ -424,9 +426,9 @@ class FusedStep:
         env.common_step_counter += 1
         diverged = env.scene.engine.diverged()
         # outside: a weight read inside would be compiled in as a constant
-        env.reward_manager._sync_weights()
+        env.reward_manager.sync_weights()
         dones, reward = self.judge(diverged, env.step_dt)
-        judged = self.curriculum(dones)
+        judged = {} if self.curriculum is None else self.curriculum(dones)
         obs = self.rest(dones, diverged, judged)
         return obs, reward, env.reset_terminated, env.reset_time_outs, env.extras
 

@@ -71,20 +71,12 @@ stamp "summary"
 $PY - "$OUT" <<'EOF' | tee "$OUT/summary.txt"
 import json, pathlib, sys
 
+sys.path.insert(0, "benchmarks/gpu")
+from json_rows import json_rows
+
 out = pathlib.Path(sys.argv[1])
-def lines(name):
-    path = out / name
-    if not path.exists():
-        return []
-    found = []
-    for line in path.read_text().splitlines():
-        try:
-            found.append(json.loads(line))
-        except ValueError:
-            pass
-    return [r for r in found if isinstance(r, dict)]
-progress = lines("progress.jsonl")
-evals = lines("eval.json")
+progress = json_rows(out / "progress.jsonl")
+evals = json_rows(out / "eval.json")
 ev = evals[-1] if evals else {}
 # the command's metrics are named <command>/<metric> (base_velocity/lin_vel_error)
 metrics = {k.split("/")[-1]: v for k, v in ev.items() if not isinstance(v, dict)}
@@ -102,7 +94,7 @@ summary = {
         {k: r.get(k) for k in ("fused_step", "num_envs", "physics_steps_per_s", "env_steps_per_s",
                                "env_steps_per_s_inference", "env_steps_per_s_training",
                                "share_physics", "share_managers", "share_policy")}
-        for r in lines("bench.jsonl")
+        for r in json_rows(out / "bench.jsonl")
     ],
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

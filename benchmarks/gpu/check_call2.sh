@@ -95,20 +95,12 @@ stamp "summary"
 $PY - "$OUT" <<'EOF' | tee "$OUT/summary.txt"
 import json, pathlib, sys
 
+sys.path.insert(0, "benchmarks/gpu")
+from json_rows import json_rows
+
 out = pathlib.Path(sys.argv[1])
 def rows(name):
-    path = out / name
-    if not path.exists():
-        return {}
-    found = {}
-    for line in path.read_text().splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(r, dict) and "num_envs" in r:
-            found[r["num_envs"]] = r
-    return found
+    return {r["num_envs"]: r for r in json_rows(out / name) if "num_envs" in r}
 bare, syncs, bench = rows("bare.jsonl"), rows("syncs.jsonl"), rows("bench.jsonl")
 summary = []
 for n in sorted(set(bare) | set(syncs) | set(bench)):

@@ -182,6 +182,7 @@ def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
     physics, env_rate, infer_rate = [], [], []
     shares: dict[str, list[float]] = {key: [] for key in SHARE_KEYS}
     with single_threaded(env.device):  # as the training loop's rollout
+        _warm_up(env, policy)
         for _ in range(rounds):
             env.reset()
             w = _policy_window(env, policy, seconds)
@@ -198,6 +199,20 @@ def _env_rates(env, policy, seconds: float, rounds: int) -> dict[str, float]:
         "env_steps_per_s_inference": statistics.median(infer_rate),
         **{key: statistics.median(values) for key, values in shares.items()},
     }
+
+
+WARM_UP_STEPS = 5
+"""Env steps before the timed rounds: the fused step compiles at its second step, and a
+round that held the compile would time it, not the step (a first measure at 1024
+humanoids read half the fused step's rate)."""
+
+
+def _warm_up(env, policy) -> None:
+    from robolearn.rl.checkpoint_policy import act
+
+    for _ in range(WARM_UP_STEPS):
+        env.step(act(policy, env.obs_buf, env.num_envs))
+    _sync(env.device)
 
 
 def _policy_window(env, policy, seconds: float) -> dict[str, float]:

@@ -55,9 +55,9 @@ class RewardManager(ManagerBase):
         """(N, num_terms): each term's sum over each env's previous episode (kept past the
         reset that zeroes the running sums, for evaluation and viewers)."""
         self._weight_key: tuple[float, ...] | None = None
-        self._sync_weights()
+        self.sync_weights()
 
-    def _sync_weights(self) -> None:
+    def sync_weights(self) -> None:
         """Rebuild the weight tensor and the active columns when a weight changed.
 
         Comparing a tuple of Python floats costs about a microsecond per step; the tensor
@@ -95,7 +95,7 @@ class RewardManager(ManagerBase):
             exclude: (N,) bool, envs whose step earns nothing and adds nothing to their
                 episode sums (envs whose physics diverged: their terms read garbage).
         """
-        self._sync_weights()
+        self.sync_weights()
         return self.compute_synced(dt, exclude)
 
     def compute_synced(self, dt: float, exclude: torch.Tensor | None = None) -> torch.Tensor:
@@ -129,7 +129,7 @@ class RewardManager(ManagerBase):
         keeps the terms' autograd history; no buffer or episode sum changes. For a learner
         that evaluates the task's reward on a state of its own (the differentiable learner,
         inside :meth:`~robolearn.scene.Scene.reading_state`)."""
-        self._sync_weights()
+        self.sync_weights()
         total = torch.zeros(self.env.num_envs, device=self.env.device)
         for i in self._active:
             name = self.term_names[i]
