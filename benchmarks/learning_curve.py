@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--eval_envs", type=int, default=256)
     parser.add_argument("--eval_from", type=int, default=0, help="skip earlier checkpoints")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--algo", help="the learner (robolearn train --algo); default: the task's")
     parser.add_argument("--log_root", help="keep the run here (default: a temporary folder)")
     parser.add_argument("--out", default="docs/curves", help="folder for the CSV and the plot")
     parser.add_argument("--run", help="evaluate this run folder's checkpoints; do not train")
@@ -98,6 +99,8 @@ def train_run(args) -> Path:
     ]
     if args.num_envs:
         train += ["--num_envs", args.num_envs]
+    if args.algo:
+        train += ["--algo", args.algo]
     if args.max_iterations:
         train += ["--max_iterations", args.max_iterations]
     robolearn(*train)

@@ -439,6 +439,10 @@ def _coerce_leaf(
     int, got 'lots'``) rather than for a command line (``cannot set it to 'lots'``).
     """
     kinds = (_kind_of(current),) if current is not None else _options(hint)
+    if current is not None and kinds[0] in (tuple, list):
+        # the annotation, where it has one, says what the items are and whether the
+        # length is fixed
+        kinds = tuple(o for o in _options(hint) if _base(o) is kinds[0]) or kinds
     optional = current is None and (
         not kinds or hint is type(None) or type(None) in typing.get_args(hint)
     )
@@ -516,14 +520,18 @@ def _as_sequence(
 ) -> list | tuple:
     """``value`` as the tuple or list ``kind``, its items typed as ``current``'s (an
     override) or as the annotation says, its length checked where either fixes it."""
+    args = typing.get_args(kind)
+    variable = _base(kind) is list or (len(args) == 2 and args[1] is Ellipsis)
     if current is not None:
-        length = len(current) if isinstance(current, tuple) and current else None
-        items = [current[i] if i < len(current) else None for i in range(len(value))]
-        hints = [Any] * len(value)
+        # an annotation of any length (hidden layer widths) takes another length; the
+        # items beyond the current ones are typed as its last
+        fixed = isinstance(current, tuple) and current and not variable
+        length = len(current) if fixed else None
+        items = [current[min(i, len(current) - 1)] if current else None for i in range(len(value))]
+        hints = [_item_hint(kind, i) if args else Any for i in range(len(value))]
         make = type(current)
     else:
-        args = typing.get_args(kind)
-        fixed = _base(kind) is tuple and args and not (len(args) == 2 and args[1] is Ellipsis)
+        fixed = _base(kind) is tuple and args and not variable
         length = len(args) if fixed else None
         items = [None] * len(value)
         hints = [_item_hint(kind, i) for i in range(len(value))]

@@ -327,7 +327,7 @@ def test_nothing_above_rl_branches_on_an_algorithm():
 
 def readme_map() -> list[str]:
     """The parts of the package the README's architecture map lists, top to bottom, as
-    LAYERS names them (``robolearn/rl/config.py`` is ``rl.config``)."""
+    LAYERS names them (``robolearn/rl/config/`` is ``rl.config``)."""
     text = (Path(__file__).parents[1] / "README.md").read_text()
     block = text.split("## Architecture", 1)[1].split("```", 2)[1]
     names = []

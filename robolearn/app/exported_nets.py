@@ -109,8 +109,9 @@ class MlpNet(_Head):
 
 
 class ShacNet(torch.nn.Module):
-    """A SHAC actor's deterministic action (robolearn train --algo shac): tanh of its MLP
-    of the normalized observation, the normalizer's statistics baked in."""
+    """The deterministic action of robolearn's own actors (``--algo shac``, ``td3``,
+    ``sac``): tanh of its MLP of the normalized observation times the action bound, the
+    normalizer's statistics baked in."""
 
     def __init__(self, actor) -> None:
         super().__init__()
@@ -122,9 +123,11 @@ class ShacNet(torch.nn.Module):
         self.register_buffer("mean", mean.detach().cpu().clone())
         self.register_buffer("inv_std", inv_std.detach().cpu().clone())
         self.mlp = copy.deepcopy(actor.mean).cpu().eval()
+        bound = getattr(actor, "action_bound", None)  # TD3's and SAC's; SHAC's is 1
+        self.register_buffer("bound", torch.tensor(1.0 if bound is None else float(bound)))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.mlp((obs - self.mean) * self.inv_std))
+        return self.bound * torch.tanh(self.mlp((obs - self.mean) * self.inv_std))
 
 
 class CnnNet(_Head):
@@ -187,10 +190,10 @@ class GruNet(_Head):
 
 def network_of(model, action_dim: int) -> tuple[torch.nn.Module, torch.nn.Module, NetSpec]:
     """(the TorchScript-able network, the ONNX-exportable one, their spec) of rsl-rl's
-    actor ``model`` or of a SHAC checkpoint's actor (a ``ShacActor``); a policy whose
+    actor ``model`` or of robolearn's own actors (SHAC's, TD3's, SAC's); a policy whose
     deterministic action is not its MLP's output (any distribution but a Gaussian) is a
     RobolearnError."""
-    if hasattr(model, "log_std") and hasattr(model, "obs_norm"):  # SHAC's actor
+    if hasattr(model, "obs_norm") and hasattr(model, "mean"):  # SHAC's, TD3's or SAC's actor
         net = ShacNet(model)
         return net, net, NetSpec(int(net.mean.numel()), action_dim)
     dist = getattr(model, "distribution", None)

@@ -72,9 +72,10 @@ def _add_start_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
     p.add_argument(
         "--algo",
-        help="the learner: ppo (rsl-rl's PPO) or shac (backpropagates the task's rewards "
-        "through Newton's differentiable physics, docs/differentiable.md); default: the "
-        "resumed or --from run's, else ppo",
+        help="the learner: ppo (rsl-rl's PPO), shac (backpropagates the task's rewards "
+        "through Newton's differentiable physics, docs/differentiable.md), td3 or sac "
+        "(off-policy from a replay buffer, docs/offpolicy.md); default: the resumed or "
+        "--from run's, else ppo",
     )
 
 

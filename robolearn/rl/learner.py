@@ -35,6 +35,8 @@ theirs."""
 ALGORITHMS: dict[str, str] = {
     "ppo": "robolearn.rl.ppo_learner:PPO",
     "shac": "robolearn.rl.shac.run:SHAC",
+    "td3": "robolearn.rl.offpolicy.run:TD3",
+    "sac": "robolearn.rl.offpolicy.run:SAC",
 }
 """Every learner by its ``--algo`` name, as ``module:class`` (imported when chosen, so that
 a PPO run never imports the others)."""

@@ -12,7 +12,6 @@ health) come in through :meth:`Runner.learn`'s ``health``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -23,9 +22,9 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
+from robolearn.rl.iteration_run import append_progress, hms, trim_progress
 from robolearn.rl.learner import RolloutCheck, StopRequest
 from robolearn.rl.ppo import build_algorithm
 from robolearn.threads import single_threaded, threads_for, update_threads
@@ -474,46 +473,16 @@ class Runner:
         log(
             f"it {it}/{max_it}  {fps / 1000:.1f}k steps/s  reward {shown_return}  "
             f"ep_len {shown_len}  lr {self.alg.learning_rate:.1e}  "
-            f"elapsed {_hms(elapsed)}  ETA {_hms(eta)}"
+            f"elapsed {hms(elapsed)}  ETA {hms(eta)}"
         )
 
     def _append_progress(self, record: dict[str, Any]) -> None:
-        line = json.dumps(json_safe(record), allow_nan=False) + "\n"
-        try:
-            with open(self.run_dir / "progress.jsonl", "a") as f:
-                f.write(line)
-        except OSError as exc:
-            raise RobolearnError(
-                f"cannot write {self.run_dir / 'progress.jsonl'}: {exc.strerror or exc}"
-            ) from exc
+        append_progress(self.run_dir, record)
 
     def _trim_progress(self) -> None:
-        """Keep only the progress rows of iterations the checkpoint holds.
-
-        A run killed after its last checkpoint wrote rows for iterations that the resumed
-        run does again; without this they would appear twice (1..5, 4, 5, ...). The wall
-        time of a checkpoint that does not record it comes from its last row.
-        """
-        path = self.run_dir / "progress.jsonl"
-        if not path.is_file():
-            return
-        kept, last = [], None
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:  # a line cut short by the kill
-                continue
-            it = row.get("iteration") if isinstance(row, dict) else None
-            if isinstance(it, int) and it <= self.iterations:
-                kept.append(line)
-                last = row
+        """Keep only the progress rows of iterations the checkpoint holds (a run killed
+        after its last checkpoint wrote rows that the resumed run writes again). The wall
+        time of a checkpoint that does not record it comes from its last row."""
+        last = trim_progress(self.run_dir, self.iterations)
         if last is not None and not self.wall_time:
             self.wall_time = float(last.get("wall_time") or 0.0)
-        text = "".join(line + "\n" for line in kept)
-        if text != path.read_text():
-            write_atomic(path, text.encode())
-
-
-def _hms(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

@@ -28,51 +28,8 @@ from torch import nn
 
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.rl.config import ShacCfg
+from robolearn.rl.nets import RunningNorm, mlp
 from robolearn.rl.shac.rollout import DifferentiableRollout
-
-_ACTIVATIONS = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
-
-
-def _mlp(inputs: int, hidden: tuple[int, ...], outputs: int, activation: str) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for width in hidden:
-        layers += [nn.Linear(inputs, width), _ACTIVATIONS[activation]()]
-        inputs = width
-    layers.append(nn.Linear(inputs, outputs))
-    return nn.Sequential(*layers)
-
-
-class RunningNorm(nn.Module):
-    """Observations less their running mean, over their running std; the statistics are
-    constants to the gradient."""
-
-    def __init__(self, dim: int, enabled: bool = True) -> None:
-        super().__init__()
-        self.enabled = enabled
-        self.register_buffer("mean", torch.zeros(dim))
-        self.register_buffer("var", torch.ones(dim))
-        self.register_buffer("count", torch.tensor(1e-4))
-
-    @torch.no_grad()
-    def update(self, x: torch.Tensor) -> None:
-        """Merge a batch (..., dim) into the statistics (Chan's parallel update)."""
-        if not self.enabled:
-            return
-        x = x.reshape(-1, x.shape[-1]).float()
-        n = x.shape[0]
-        mean, var = x.mean(0), x.var(0, unbiased=False)
-        total = self.count + n
-        delta = mean - self.mean
-        self.mean += delta * n / total
-        self.var.copy_(
-            (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
-        )
-        self.count.copy_(total)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.enabled:
-            return x
-        return (x - self.mean) / torch.sqrt(self.var + 1e-5)
 
 
 class ShacActor(nn.Module):
@@ -82,7 +39,7 @@ class ShacActor(nn.Module):
     def __init__(self, obs_dim: int, num_actions: int, cfg: ShacCfg) -> None:
         super().__init__()
         self.obs_norm = RunningNorm(obs_dim, cfg.obs_normalization)
-        self.mean = _mlp(obs_dim, tuple(cfg.actor_hidden_dims), num_actions, cfg.activation)
+        self.mean = mlp(obs_dim, tuple(cfg.actor_hidden_dims), num_actions, cfg.activation)
         self.log_std = nn.Parameter(torch.full((num_actions,), math.log(cfg.init_noise_std)))
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
@@ -134,7 +91,7 @@ class ShacLearner:
         device = env.device
         obs_dim = self.rollout.observe().shape[-1]
         self.actor = ShacActor(obs_dim, self.rollout.num_actions, cfg).to(device)
-        self.critic = _mlp(obs_dim, tuple(cfg.critic_hidden_dims), 1, cfg.activation).to(device)
+        self.critic = mlp(obs_dim, tuple(cfg.critic_hidden_dims), 1, cfg.activation).to(device)
         self.target_critic = copy.deepcopy(self.critic)
         self.target_critic.requires_grad_(False)
         # SHAC's betas: a short memory, as the gradient's scale changes with the policy

@@ -10,8 +10,6 @@ The engine is Newton's, built for gradients: ``newton`` on a GPU machine, else
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -20,9 +18,8 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.files import json_safe
-from robolearn.rl.checkpoint import save_checkpoint
 from robolearn.rl.config import AgentCfg, ShacCfg
+from robolearn.rl.iteration_run import IterationRun
 from robolearn.rl.learner import (
     Algorithm,
     CheckpointPolicy,
@@ -112,17 +109,13 @@ class SHAC(Algorithm):
         return actor.eval(), ["policy"], action_dim
 
 
-class ShacRun:
+class ShacRun(IterationRun):
     """A :class:`ShacLearner` in a run: its checkpoints, progress lines and stops."""
 
     def __init__(self, learner: ShacLearner, save_interval: int, run_dir, meta: dict) -> None:
+        super().__init__(run_dir, {**meta, "algo": SHAC.name}, save_interval)
         self.learner = learner
-        self.save_interval = save_interval
-        self.run_dir = run_dir
-        self.meta = {**meta, "algo": SHAC.name}
-        self.wall_before = 0.0
-        """Training seconds of earlier sessions of this run."""
-        self._start = time.perf_counter()
+        self._hinted = False
 
     @property
     def iterations(self) -> int:
@@ -141,17 +134,8 @@ class ShacRun:
         if training_state:
             self.wall_before = float(data.get("wall_time", 0.0))
 
-    def save(self) -> None:
-        if self.run_dir is None:
-            return
-        data = {
-            **self.meta,
-            "iterations": self.learner.iteration,
-            "env_steps": self.learner.env_steps,
-            "model": self.learner.state_dict(),
-            "wall_time": self.wall_before + time.perf_counter() - self._start,
-        }
-        save_checkpoint(self.run_dir / f"model_{self.learner.iteration}.pt", data)
+    def state(self) -> dict[str, Any]:
+        return self.learner.state_dict()
 
     def learn(
         self,
@@ -163,56 +147,31 @@ class ShacRun:
     ) -> str:
         """Train to ``max_iterations``; SHAC checks its own updates (a non-finite gradient
         skips the step), so ``health``, made for rollouts stored for an update, is unused."""
-        learner, horizon = self.learner, self.learner.cfg.horizon
-        self._start = time.perf_counter()
-        shown, hinted = "-", False
-        while learner.iteration < max_iterations:
-            tick = time.perf_counter()
-            figures = learner.learn_iteration()
-            seconds = time.perf_counter() - tick
-            if not math.isnan(figures["mean_return"]):
-                shown = f"{figures['mean_return']:.2f}"
-            self._append_progress(figures, seconds, self.wall_before + tick - self._start)
-            log(
-                f"it {learner.iteration}/{max_iterations}  "
-                f"{horizon * learner.env.num_envs / seconds / 1000:.2f}k steps/s  "
-                f"reward {shown}  grad {figures['grad_norm']:.2g}"
-            )
-            hinted = hinted or _hint_if_capped(figures["capped_share"], learner.env.cfg)
-            if learner.iteration % self.save_interval == 0:
-                self.save()
-            if stop:
-                self.save()
-                log(f"{stop.signal_name}: saved model_{learner.iteration}.pt; --resume continues")
-                return "stopped"
-        self.save()
-        return "done"
+        return self.loop(max_iterations, stop, log, self._iterate)
 
-    def _append_progress(self, figures: dict[str, float], seconds: float, wall: float) -> None:
-        if self.run_dir is None:
-            return
+    def _iterate(self) -> tuple[dict[str, Any], str]:
         learner = self.learner
+        tick = time.perf_counter()
+        figures = learner.learn_iteration()
+        seconds = time.perf_counter() - tick
+        rate = learner.cfg.horizon * learner.env.num_envs / max(seconds, 1e-9)
         record = {
-            "iteration": learner.iteration,
-            "env_steps": learner.env_steps,
-            "wall_time": wall + seconds,
             "Train/mean_reward": figures["mean_return"],
             "Train/mean_episode_length": figures["mean_episode_length"],
             "Train/mean_step_reward": figures["mean_step_reward"],
-            "Perf/env_steps_per_s": learner.cfg.horizon * learner.env.num_envs / max(seconds, 1e-9),
+            "Perf/env_steps_per_s": rate,
             "Loss/actor": figures["actor_loss"],
             "Loss/value_function": figures["value_loss"],
             "Loss/actor_grad_norm": figures["grad_norm"],
             "Loss/capped_step_share": figures["capped_share"],
             "Policy/mean_std": figures["noise_std"],
         }
-        line = json.dumps(json_safe(record), allow_nan=False) + "\n"
-        path = self.run_dir / "progress.jsonl"
-        try:
-            with open(path, "a") as f:
-                f.write(line)
-        except OSError as exc:
-            raise RobolearnError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        self._hinted = self._hinted or _hint_if_capped(figures["capped_share"], learner.env.cfg)
+        shown = self.shown_return(figures["mean_return"])
+        return (
+            record,
+            f"{rate / 1000:.2f}k steps/s  reward {shown}  grad {figures['grad_norm']:.2g}",
+        )
 
 
 def _hint_if_capped(share: float, env_cfg) -> bool:

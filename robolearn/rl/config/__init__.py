@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from robolearn.errors import RobolearnError
+from robolearn.rl.config.offpolicy import OffPolicyCfg
 
 SYMMETRY_FUNCTION = "robolearn.rl.symmetry:mirror_batch"
 """rsl-rl's data augmentation function for robolearn envs, by name (the config stays a file)."""
@@ -356,6 +357,8 @@ class AgentCfg:
     """Network shapes and action noise."""
     shac: ShacCfg = field(default_factory=ShacCfg)
     """The differentiable learner's settings, read by ``--algo shac`` instead of PPO's."""
+    offpolicy: OffPolicyCfg = field(default_factory=OffPolicyCfg)
+    """The off-policy learners' settings, read by ``--algo td3`` and ``--algo sac``."""
     distillation: DistillationCfg = field(default_factory=DistillationCfg)
     """Distill a student from a teacher instead of PPO (off by default); ``obs_groups`` then
     names ``student`` and ``teacher`` groups."""

@@ -1,0 +1,210 @@
+"""TD3 and SAC as learners of the run driver (``robolearn train --algo td3`` / ``sac``).
+
+The same run folder as a PPO run (``model_<iteration>.pt`` written atomically,
+progress.jsonl with PPO's keys where they mean the same), resume, signals, health checks,
+play, view, export and ``load_policy``. An iteration is ``agent.num_steps_per_env`` env
+steps of every env, as PPO's is, so ``max_iterations`` and ``save_interval`` mean the same
+env steps under every learner. One process (no torchrun ranks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.rl.config import AgentCfg
+from robolearn.rl.config.offpolicy import OffPolicyCfg
+from robolearn.rl.iteration_run import IterationRun
+from robolearn.rl.learner import (
+    Algorithm,
+    CheckpointPolicy,
+    LearnerContext,
+    RolloutCheck,
+    StopRequest,
+)
+from robolearn.rl.offpolicy.learner import OffPolicyLearner
+from robolearn.rl.offpolicy.networks import SquashedActor
+
+
+class _OffPolicy(Algorithm):
+    """What TD3 and SAC share as plug-ins; :attr:`name` picks the update."""
+
+    takes_ranks = False
+    takes_wandb = False
+    label: ClassVar[str]
+
+    def check(self, agent_cfg: AgentCfg) -> None:
+        agent_cfg.offpolicy.validate()
+        if agent_cfg.distillation.enabled:
+            raise RobolearnError(
+                f"--algo {self.name} trains a policy by reinforcement; a distillation "
+                "(agent.distillation.enabled) trains with --algo ppo"
+            )
+        if agent_cfg.init_from:
+            raise RobolearnError(
+                f"agent.init_from starts a PPO run from a checkpoint; --algo {self.name} "
+                "starts its networks at random"
+            )
+
+    def refusal(self, flag: str) -> str:
+        if flag == "--logger wandb":
+            return f"--algo {self.name} logs to progress.jsonl only; leave out --logger wandb"
+        if flag in ("--nproc", "--distributed"):
+            return f"--algo {self.name} runs in one process; leave out {flag}"
+        return f"--algo {self.name} does not take {flag} (PPO's runs do)"
+
+    def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> OffPolicyRun:
+        env.reset()
+        learner = OffPolicyLearner.for_agent(env, agent_cfg, self.name)
+        meta = {**ctx.meta, "agent": dataclasses.asdict(agent_cfg), "algo": self.name}
+        return OffPolicyRun(learner, agent_cfg, ctx.run_dir, meta, self.label)
+
+    def policy(self, env: Any, data: dict[str, Any]) -> CheckpointPolicy:
+        actor, groups, action_dim = self.actor(data, "the checkpoint")
+        dims = env.observation_manager.group_dims
+        missing = [g for g in groups if g not in dims]
+        obs_dim = sum(dims.get(g, 0) for g in groups)
+        if missing or actor.obs_norm.mean.numel() != obs_dim or action_dim != env.num_actions:
+            raise RobolearnError(
+                f"the checkpoint's policy does not fit this env (it reads "
+                f"{actor.obs_norm.mean.numel()} observations of {', '.join(groups)} and writes "
+                f"{action_dim} actions; the env has {obs_dim} and {env.num_actions}); was it "
+                "trained with other settings?"
+            )
+        actor = actor.to(env.device)
+        meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
+
+        def act(obs) -> torch.Tensor:
+            with torch.no_grad():
+                return actor(torch.cat([obs[g] for g in groups], -1))
+
+        return CheckpointPolicy(act, actor, groups, meta)
+
+    def actor(self, data: dict[str, Any], where: str) -> tuple[SquashedActor, list[str], int]:
+        """The actor, sized by its weights: the normalizer's width is the observation's,
+        the MLP's output the action's."""
+        state = data["model"].get("actor") or {}
+        agent = data.get("agent") or {}
+        settings = agent.get("offpolicy")
+        if "obs_norm.mean" not in state or settings is None:
+            raise RobolearnError(f"{where}: the {self.label} checkpoint holds no actor")
+        cfg = OffPolicyCfg(**settings)
+        layers = sorted(k for k in state if k.startswith("mean.") and k.endswith(".weight"))
+        obs_dim = state["obs_norm.mean"].numel()
+        action_dim = state[max(layers, key=lambda k: int(k.split(".")[1]))].shape[0]
+        actor = SquashedActor(obs_dim, action_dim, cfg, stochastic="log_std.weight" in state)
+        try:
+            actor.load_state_dict(state)
+        except RuntimeError as exc:
+            raise RobolearnError(
+                f"{where}: the actor cannot be rebuilt ({str(exc).splitlines()[0][:200]})"
+            ) from exc
+        groups = list((agent.get("obs_groups") or {}).get("actor") or ["policy"])
+        return actor.eval(), groups, int(action_dim)
+
+
+class TD3(_OffPolicy):
+    """TD3 over parallel envs (the FastTD3 recipe): a deterministic actor with per-env
+    exploration noise, clipped double Q, delayed actor updates."""
+
+    name = "td3"
+    label = "TD3"
+
+
+class SAC(_OffPolicy):
+    """SAC over parallel envs: a squashed Gaussian actor whose entropy temperature is
+    learned, clipped double Q."""
+
+    name = "sac"
+    label = "SAC"
+
+
+class OffPolicyRun(IterationRun):
+    """An :class:`OffPolicyLearner` in a run: its checkpoints, progress lines and stops."""
+
+    def __init__(
+        self, learner: OffPolicyLearner, agent_cfg: AgentCfg, run_dir, meta: dict, label: str
+    ) -> None:
+        super().__init__(run_dir, meta, agent_cfg.save_interval)
+        self.learner = learner
+        self.steps_per_iteration = agent_cfg.num_steps_per_env
+        self.label = label
+
+    @property
+    def iterations(self) -> int:
+        return self.learner.iteration
+
+    @property
+    def env_steps(self) -> int:
+        return self.learner.env_steps
+
+    def describe(self) -> str:
+        cfg, learner = self.learner.cfg, self.learner
+        how = [f"{cfg.critic} critic", f"{cfg.updates_per_step} updates per env step"]
+        if learner._mirrors is not None:
+            how.append("mirrored samples")
+        if cfg.overlap:
+            how.append("collection overlapping the updates")
+        if learner.device != torch.device(learner.env.device):
+            how.append(f"learning on {learner.device}")
+        return f"with {self.label} ({', '.join(how)})"
+
+    def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
+        self.learner.load_state_dict(data["model"], training_state)
+        if training_state:
+            self.wall_before = float(data.get("wall_time", 0.0))
+
+    def state(self) -> dict[str, Any]:
+        return self.learner.state_dict()
+
+    def learn(
+        self,
+        max_iterations: int,
+        stop: StopRequest,
+        log: Callable[[str], None],
+        on_step: Callable[[int], None] | None = None,
+        health: RolloutCheck | None = None,
+    ) -> str:
+        """Train to ``max_iterations``; ``health`` checks each iteration's steps before its
+        checkpoint."""
+        try:
+            return self.loop(max_iterations, stop, log, lambda: self._iterate(on_step, health))
+        finally:
+            self.learner.close()
+
+    def _iterate(self, on_step, health) -> tuple[dict[str, Any], str]:
+        learner, steps = self.learner, self.steps_per_iteration
+        tick = time.perf_counter()
+        figures = learner.learn_iteration(steps, on_step)
+        seconds = time.perf_counter() - tick
+        if health is not None:
+            figures["logs"].update(
+                health.after_rollout(learner.rollout_view(steps), learner.iteration)
+            )
+        rate = steps * learner.env.num_envs / max(seconds, 1e-9)
+        record = {
+            "Train/mean_reward": figures["mean_return"],
+            "Train/mean_episode_length": figures["mean_episode_length"],
+            "Perf/env_steps_per_s": rate,
+            "Perf/iteration_time": seconds,
+            # collecting (with overlap: waiting for the collector) and updating
+            "Perf/collection_time": figures["collect_s"],
+            "Perf/learning_time": figures["update_s"],
+            "Loss/critic": figures.get("critic", math.nan),
+            "Loss/actor": figures.get("actor", math.nan),
+            "Loss/q_value": figures.get("q_value", math.nan),
+            "Loss/alpha": figures["alpha"],
+            "Loss/updates": learner.updates,
+            **figures["logs"],
+        }
+        shown = self.shown_return(figures["mean_return"], figures["mean_episode_length"])
+        line = (
+            f"{rate / 1000:.2f}k steps/s  reward {shown}  q {figures.get('q_value', math.nan):.3g}"
+        )
+        return record, line
