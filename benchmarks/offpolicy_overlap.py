@@ -64,11 +64,15 @@ def main() -> None:
     parser.add_argument("--num_envs", type=int, default=1024)
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--learner_threads", type=int, nargs="*", default=[1])
+    parser.add_argument(
+        "--learner_threads",
+        default="1",
+        help="comma-separated torch thread counts of the overlap modes",
+    )
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     modes = {"sync": []}
-    for threads in args.learner_threads:
+    for threads in args.learner_threads.split(","):
         modes[f"overlap/{threads}"] = [
             "agent.offpolicy.overlap=true",
             f"agent.offpolicy.learner_threads={threads}",

@@ -77,3 +77,24 @@ def test_an_item_is_named_by_its_index_and_typed_as_the_item_it_replaces():
         apply_override(cfg, "commands.base_velocity.ranges.lin_vel_x", "[0, high]")
     apply_override(cfg, "scene.feet", "[left_foot, 1]")  # a name YAML reads as a number
     assert cfg.scene.robot.feet == ("left_foot", "1")
+
+
+def test_a_field_of_any_length_takes_another_length():
+    """Issue 62, item 8: a third hidden layer, or a camera's second data type, is a list of
+    another length than the default's; a field whose meaning fixes its length (gravity, a
+    command's range) still refuses one."""
+    from robolearn.rl.config import AgentCfg
+
+    agent = AgentCfg()
+    apply_override(agent, "policy.actor_hidden_dims", "[64, 64, 64, 64]")
+    assert agent.policy.actor_hidden_dims == (64, 64, 64, 64)
+    apply_override(agent, "offpolicy.critic_hidden_dims", "[32]")
+    assert agent.offpolicy.critic_hidden_dims == (32,)
+    with pytest.raises(RobolearnError, match=r"actor_hidden_dims\[2\] is an integer"):
+        apply_override(agent, "policy.actor_hidden_dims", "[64, 64, wide]")
+    cfg = get_task("cartpole_balance_depth").env_cfg()
+    apply_override(cfg, "scene.sensors.camera.data_types", "[depth, rgb]")
+    assert cfg.scene.sensors["camera"].data_types == ("depth", "rgb")
+    cfg = get_task("humanoid_walk").env_cfg()
+    with pytest.raises(RobolearnError, match=r"lin_vel_x needs 2 values, got 3"):
+        apply_override(cfg, "commands.base_velocity.ranges.lin_vel_x", "[0, 1, 2]")

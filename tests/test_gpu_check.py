@@ -1,7 +1,8 @@
-"""The GPU check's first call (benchmarks/gpu/check_call1.sh) end to end on warp's CPU
-device at toy sizes: the script a lent GPU runs first must not fail there for want of a
-test here. Trains humanoid_walk on 8 envs for 40 s, evaluates the checkpoint, benches the
-fused and the plain step, and writes its summary."""
+"""The GPU check's calls (benchmarks/gpu/check_call*.sh) end to end on warp's CPU device
+at toy sizes: a script a lent GPU runs must not fail there for want of a test here. Call 1
+trains humanoid_walk with PPO, evaluates it and benches the fused and the plain step; call
+2 measures the sizes, cameras, Newton and SHAC and trains the G1; call 3 trains with TD3 and
+SAC and feeds a learner behind host slots from the cpu engine."""
 
 from __future__ import annotations
 
@@ -60,3 +61,18 @@ def test_call_2_runs_end_to_end_on_warp_cpu(tmp_path):
     assert [row["num_envs"] for row in summary] == [32]
     assert summary[0]["env_steps_per_s"] > 0
     assert json.loads((tmp_path / "eval.json").read_text().splitlines()[-1])["episodes"] > 0
+
+
+@pytest.mark.slow
+def test_call_3_runs_end_to_end_on_warp_cpu(tmp_path):
+    """The third call at toy sizes: TD3 and SAC each train humanoid_walk and are evaluated,
+    and the cpu engine feeds a learner behind host slots (on the CPU here)."""
+    summary = run_call(
+        "check_call3.sh", tmp_path, 600, TRAIN_ENVS="8", TRAIN_SECONDS="40", EVAL_ENVS="4",
+        SPLIT_ENVS="16", SPLIT_SECONDS="25", BUDGET="400",
+    )  # fmt: skip
+    for name in ("td3", "sac"):
+        assert summary[name]["train_env_steps"] > 0, summary
+        assert summary[name]["eval"]["fall_rate"] is not None, summary
+        assert summary[name]["walking_thresholds_met"] in (True, False)
+    assert summary["split"]["train_env_steps"] > 0, summary

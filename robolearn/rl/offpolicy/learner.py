@@ -313,6 +313,13 @@ class OffPolicyLearner:
         holds ``learning_starts`` steps); the iteration's figures."""
         cfg = self.cfg
         sums: dict[str, list[torch.Tensor]] = {}
+        if self.iteration == 0 and self.collector.steps == 0:
+            # spread the episodes' ends, as PPO's runner does: all envs timing out in the
+            # same step would fill the buffer with episodes in lockstep
+            env = self.env
+            env.episode_length_buf[:] = torch.randint_like(
+                env.episode_length_buf, high=int(env.max_episode_length)
+            )
         self._start_thread()
         start = self.collector.steps if self._thread is None else self._thread.collected
         # seconds this thread spent collecting (or, with a collector thread, waiting for

@@ -91,7 +91,7 @@ class TwinCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Both networks' outputs: values (B,) or logits (B, atoms)."""
         x = torch.cat((self.obs_norm(obs), actions), -1)
-        q1, q2 = self.q1(x).float(), self.q2(x).float()
+        q1, q2 = _full_precision_head(self.q1, x), _full_precision_head(self.q2, x)
         if not self.distributional:
             return q1.squeeze(-1), q2.squeeze(-1)
         return q1, q2
@@ -122,3 +122,12 @@ class TwinCritic(nn.Module):
         target.scatter_add_(1, lower, probs * (1.0 - upper_share))
         target.scatter_add_(1, upper, probs * upper_share)
         return target
+
+
+def _full_precision_head(net: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    """``net(x)`` with its output layer in float32 under bf16 autocast: a value's steps
+    are a reward per env step (a few thousandths, dt-scaled), below bf16's resolution at
+    the values' size (1/256 of it)."""
+    hidden = net[:-1](x)
+    with torch.autocast(x.device.type, enabled=False):
+        return net[-1](hidden.float())
