@@ -443,6 +443,10 @@ def _coerce_leaf(
         # the annotation, where it has one, says what the items are and whether the
         # length is fixed
         kinds = tuple(o for o in _options(hint) if _base(o) is kinds[0]) or kinds
+    elif current is not None and kinds[0] in (*_MAPPINGS, int, float):
+        # a field annotated as one value for every joint or a mapping of joint patterns
+        # (``stiffness``) takes either, whichever the config holds now
+        kinds += tuple(o for o in _options(hint) if o in (int, float) or _base(o) in _MAPPINGS)
     optional = current is None and (
         not kinds or hint is type(None) or type(None) in typing.get_args(hint)
     )

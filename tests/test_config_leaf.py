@@ -98,3 +98,21 @@ def test_a_field_of_any_length_takes_another_length():
     cfg = get_task("humanoid_walk").env_cfg()
     with pytest.raises(RobolearnError, match=r"lin_vel_x needs 2 values, got 3"):
         apply_override(cfg, "commands.base_velocity.ranges.lin_vel_x", "[0, 1, 2]")
+
+
+def test_one_number_replaces_a_per_joint_mapping_where_the_field_takes_either():
+    """Issue 62, item 8: an actuator's ``stiffness`` is one value for every joint or a
+    mapping of joint patterns; a config that holds a mapping takes one number too, and
+    still refuses text."""
+    from robolearn.actuators.config import ImplicitPDCfg
+
+    cfg = get_task("humanoid_walk").env_cfg()
+    robot = cfg.scene.entities["robot"]
+    name = "legs"
+    robot.actuators[name] = ImplicitPDCfg(stiffness={".*_hip.*": 40.0, ".*": 20.0}, damping=2.0)
+    apply_override(cfg, f"scene.robot.actuators.{name}.stiffness", "30")
+    assert robot.actuators[name].stiffness == 30.0
+    apply_override(cfg, f"scene.robot.actuators.{name}.stiffness", "{'.*': 25}")
+    assert robot.actuators[name].stiffness == {".*": 25}
+    with pytest.raises(RobolearnError, match="stiffness"):
+        apply_override(cfg, f"scene.robot.actuators.{name}.stiffness", "stiff")

@@ -4,7 +4,6 @@ training seconds of earlier sessions of a resumed run."""
 
 from __future__ import annotations
 
-import abc
 import json
 import math
 import time
@@ -15,7 +14,7 @@ from typing import Any
 from robolearn.errors import RobolearnError
 from robolearn.files import json_safe, write_atomic
 from robolearn.rl.checkpoint import save_checkpoint
-from robolearn.rl.learner import StopRequest
+from robolearn.rl.learner import RolloutCheck, StopRequest
 
 
 def append_progress(run_dir: Path, record: dict[str, Any]) -> None:
@@ -53,16 +52,21 @@ def trim_progress(run_dir: Path, iterations: int) -> dict[str, Any] | None:
     return last
 
 
-class IterationRun(abc.ABC):
+class IterationRun:
     """A learner in a run folder, one iteration at a time.
 
     Args:
+        learner: counts ``iteration`` and ``env_steps``, and has ``state_dict()`` and
+            ``load_state_dict(state, training_state)`` (SHAC's, TD3's and SAC's learners).
         run_dir: where checkpoints and progress.jsonl go; None writes nothing.
         meta: what every checkpoint records besides the learned state.
         save_interval: iterations between checkpoints.
     """
 
-    def __init__(self, run_dir: Path | None, meta: dict[str, Any], save_interval: int) -> None:
+    def __init__(
+        self, learner: Any, run_dir: Path | None, meta: dict[str, Any], save_interval: int
+    ) -> None:
+        self.learner = learner
         self.run_dir = run_dir
         self.meta = meta
         self.save_interval = save_interval
@@ -72,18 +76,25 @@ class IterationRun(abc.ABC):
         self._shown = "-"
 
     @property
-    @abc.abstractmethod
     def iterations(self) -> int:
         """Iterations done, resumed ones included."""
+        return self.learner.iteration
 
     @property
-    @abc.abstractmethod
     def env_steps(self) -> int:
         """Env steps trained on, resumed sessions included."""
+        return self.learner.env_steps
 
-    @abc.abstractmethod
     def state(self) -> dict[str, Any]:
         """The learned state a checkpoint's ``model`` holds."""
+        return self.learner.state_dict()
+
+    def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
+        """Load a checkpoint (with ``training_state``, the optimizers, counters and the
+        training time of the run's earlier sessions too)."""
+        self.learner.load_state_dict(data["model"], training_state)
+        if training_state:
+            self.wall_before = float(data.get("wall_time", 0.0))
 
     def wall_time(self) -> float:
         """Training seconds of this run, earlier sessions included."""
@@ -111,15 +122,37 @@ class IterationRun(abc.ABC):
                 self._shown += f"  ep_len {mean_length:.0f}"
         return self._shown
 
-    def loop(
+    def iterate(
+        self, on_step: Callable[[int], None] | None, health: RolloutCheck | None
+    ) -> tuple[dict[str, Any], str]:
+        """One iteration: its progress.jsonl scalars and its part of the progress line."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what training holds (a collector thread) when it ends, however."""
+
+    def learn(
+        self,
+        max_iterations: int,
+        stop: StopRequest,
+        log: Callable[[str], None],
+        on_step: Callable[[int], None] | None = None,
+        health: RolloutCheck | None = None,
+    ) -> str:
+        """Run :meth:`iterate` until ``max_iterations`` or a stop; ``"done"`` or
+        ``"stopped"``."""
+        try:
+            return self._loop(max_iterations, stop, log, lambda: self.iterate(on_step, health))
+        finally:
+            self.close()
+
+    def _loop(
         self,
         max_iterations: int,
         stop: StopRequest,
         log: Callable[[str], None],
         iterate: Callable[[], tuple[dict[str, Any], str]],
     ) -> str:
-        """Run ``iterate`` (one iteration: its progress.jsonl scalars and its part of the
-        progress line) until ``max_iterations`` or a stop; ``"done"`` or ``"stopped"``."""
         self._start = time.perf_counter()
         if self.run_dir is not None and self.iterations > 0:
             trim_progress(self.run_dir, self.iterations)

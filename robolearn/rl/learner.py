@@ -111,6 +111,48 @@ class CheckpointPolicy:
         return getattr(self._act, "reset", None)
 
 
+def load_actor(actor: torch.nn.Module, state: dict[str, Any], where: str) -> torch.nn.Module:
+    """``actor`` with a checkpoint's weights, in evaluation mode; weights of other shapes
+    are a RobolearnError naming ``where``."""
+    try:
+        actor.load_state_dict(state)
+    except RuntimeError as exc:
+        raise RobolearnError(
+            f"{where}: the actor cannot be rebuilt ({str(exc).splitlines()[0][:200]})"
+        ) from exc
+    return actor.eval()
+
+
+def policy_on_env(
+    env: Any,
+    data: dict[str, Any],
+    actor: torch.nn.Module,
+    groups: list[str],
+    action_dim: int,
+    act: Callable[[torch.nn.Module, Any], torch.Tensor],
+) -> CheckpointPolicy:
+    """A checkpoint's actor with a normalizer of its input (``actor.obs_norm``: SHAC's,
+    TD3's, SAC's) acting on ``env`` through ``act(actor, obs)``, once its input and output
+    widths are known to be the env's (a RobolearnError otherwise)."""
+    dims = env.observation_manager.group_dims
+    obs_dim = sum(dims.get(g, 0) for g in groups)
+    reads = actor.obs_norm.mean.numel()
+    if any(g not in dims for g in groups) or reads != obs_dim or action_dim != env.num_actions:
+        raise RobolearnError(
+            f"the checkpoint's policy does not fit this env (it reads {reads} observations of "
+            f"{', '.join(groups)} and writes {action_dim} actions; the env has {obs_dim} and "
+            f"{env.num_actions}); was it trained with other settings?"
+        )
+    actor = actor.to(env.device)
+    meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
+
+    def policy(obs) -> torch.Tensor:
+        with torch.no_grad():
+            return act(actor, obs)
+
+    return CheckpointPolicy(policy, actor, groups, meta)
+
+
 class Learner(Protocol):
     """A learning algorithm training one env, as the run driver uses it."""
 

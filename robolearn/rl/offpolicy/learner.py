@@ -384,37 +384,31 @@ class OffPolicyLearner:
     def state_dict(self) -> dict:
         """The networks, optimizers and counters, for a checkpoint (not the replay
         buffer: a resumed run collects afresh)."""
-        return {
-            "actor": self.actor.state_dict(),
-            "critic": self.critic.state_dict(),
-            "target_critic": self.target_critic.state_dict(),
-            "actor_optimizer": self.actor_optimizer.state_dict(),
-            "critic_optimizer": self.critic_optimizer.state_dict(),
-            "log_alpha": self.log_alpha.detach().clone(),
-            "alpha_optimizer": self.alpha_optimizer.state_dict(),
-            "iteration": self.iteration,
-            "env_steps": self.env_steps,
-            "updates": self.updates,
-        }
+        saved = {name: getattr(self, name).state_dict() for name in (*_NETWORKS, *_OPTIMIZERS)}
+        counters = {name: getattr(self, name) for name in _COUNTERS}
+        return {**saved, **counters, "log_alpha": self.log_alpha.detach().clone()}
 
     def load_state_dict(self, state: dict, training_state: bool = True) -> None:
         """Load :meth:`state_dict`'s output (with ``training_state``, the optimizers and
         counters too)."""
-        self.actor.load_state_dict(state["actor"])
-        self.critic.load_state_dict(state["critic"])
-        self.target_critic.load_state_dict(state["target_critic"])
+        for name in _NETWORKS:
+            getattr(self, name).load_state_dict(state[name])
         if self.snapshot is not None:
             self.snapshot.refresh(self.actor)
         if not training_state:
             return
-        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
-        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        for name in _OPTIMIZERS:
+            getattr(self, name).load_state_dict(state[name])
+        for name in _COUNTERS:
+            setattr(self, name, int(state[name]))
         with torch.no_grad():
             self.log_alpha.copy_(state["log_alpha"])
-        self.alpha_optimizer.load_state_dict(state["alpha_optimizer"])
-        self.iteration = int(state["iteration"])
-        self.env_steps = int(state["env_steps"])
-        self.updates = int(state["updates"])
+
+
+_NETWORKS = ("actor", "critic", "target_critic")
+_OPTIMIZERS = ("actor_optimizer", "critic_optimizer", "alpha_optimizer")
+_COUNTERS = ("iteration", "env_steps", "updates")
+"""What a checkpoint's ``model`` holds of an :class:`OffPolicyLearner`, by attribute."""
 
 
 def _flat_group_dims(env, groups: list[str], algo: str) -> dict[str, int]:

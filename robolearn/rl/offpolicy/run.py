@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -25,8 +24,8 @@ from robolearn.rl.learner import (
     Algorithm,
     CheckpointPolicy,
     LearnerContext,
-    RolloutCheck,
-    StopRequest,
+    load_actor,
+    policy_on_env,
 )
 from robolearn.rl.offpolicy.learner import OffPolicyLearner
 from robolearn.rl.offpolicy.networks import SquashedActor
@@ -67,24 +66,10 @@ class _OffPolicy(Algorithm):
 
     def policy(self, env: Any, data: dict[str, Any]) -> CheckpointPolicy:
         actor, groups, action_dim = self.actor(data, "the checkpoint")
-        dims = env.observation_manager.group_dims
-        missing = [g for g in groups if g not in dims]
-        obs_dim = sum(dims.get(g, 0) for g in groups)
-        if missing or actor.obs_norm.mean.numel() != obs_dim or action_dim != env.num_actions:
-            raise RobolearnError(
-                f"the checkpoint's policy does not fit this env (it reads "
-                f"{actor.obs_norm.mean.numel()} observations of {', '.join(groups)} and writes "
-                f"{action_dim} actions; the env has {obs_dim} and {env.num_actions}); was it "
-                "trained with other settings?"
-            )
-        actor = actor.to(env.device)
-        meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
-
-        def act(obs) -> torch.Tensor:
-            with torch.no_grad():
-                return actor(torch.cat([obs[g] for g in groups], -1))
-
-        return CheckpointPolicy(act, actor, groups, meta)
+        return policy_on_env(
+            env, data, actor, groups, action_dim,
+            lambda net, obs: net(torch.cat([obs[g] for g in groups], -1)),
+        )  # fmt: skip
 
     def actor(self, data: dict[str, Any], where: str) -> tuple[SquashedActor, list[str], int]:
         """The actor, sized by its weights: the normalizer's width is the observation's,
@@ -99,12 +84,7 @@ class _OffPolicy(Algorithm):
         obs_dim = state["obs_norm.mean"].numel()
         action_dim = state[max(layers, key=lambda k: int(k.split(".")[1]))].shape[0]
         actor = SquashedActor(obs_dim, action_dim, cfg, stochastic="log_std.weight" in state)
-        try:
-            actor.load_state_dict(state)
-        except RuntimeError as exc:
-            raise RobolearnError(
-                f"{where}: the actor cannot be rebuilt ({str(exc).splitlines()[0][:200]})"
-            ) from exc
+        load_actor(actor, state, where)
         groups = list((agent.get("obs_groups") or {}).get("actor") or ["policy"])
         return actor.eval(), groups, int(action_dim)
 
@@ -131,18 +111,9 @@ class OffPolicyRun(IterationRun):
     def __init__(
         self, learner: OffPolicyLearner, agent_cfg: AgentCfg, run_dir, meta: dict, label: str
     ) -> None:
-        super().__init__(run_dir, meta, agent_cfg.save_interval)
-        self.learner = learner
+        super().__init__(learner, run_dir, meta, agent_cfg.save_interval)
         self.steps_per_iteration = agent_cfg.num_steps_per_env
         self.label = label
-
-    @property
-    def iterations(self) -> int:
-        return self.learner.iteration
-
-    @property
-    def env_steps(self) -> int:
-        return self.learner.env_steps
 
     def describe(self) -> str:
         cfg, learner = self.learner.cfg, self.learner
@@ -155,30 +126,11 @@ class OffPolicyRun(IterationRun):
             how.append(f"learning on {learner.device}")
         return f"with {self.label} ({', '.join(how)})"
 
-    def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
-        self.learner.load_state_dict(data["model"], training_state)
-        if training_state:
-            self.wall_before = float(data.get("wall_time", 0.0))
+    def close(self) -> None:
+        self.learner.close()
 
-    def state(self) -> dict[str, Any]:
-        return self.learner.state_dict()
-
-    def learn(
-        self,
-        max_iterations: int,
-        stop: StopRequest,
-        log: Callable[[str], None],
-        on_step: Callable[[int], None] | None = None,
-        health: RolloutCheck | None = None,
-    ) -> str:
-        """Train to ``max_iterations``; ``health`` checks each iteration's steps before its
-        checkpoint."""
-        try:
-            return self.loop(max_iterations, stop, log, lambda: self._iterate(on_step, health))
-        finally:
-            self.learner.close()
-
-    def _iterate(self, on_step, health) -> tuple[dict[str, Any], str]:
+    def iterate(self, on_step, health) -> tuple[dict[str, Any], str]:
+        """One iteration; ``health`` checks its steps before its checkpoint."""
         learner, steps = self.learner, self.steps_per_iteration
         tick = time.perf_counter()
         figures = learner.learn_iteration(steps, on_step)

@@ -278,11 +278,14 @@ class ShacLearner:
             "shac": asdict(self.cfg),
         }
 
-    def load_state_dict(self, state: dict) -> None:
-        """Resume from :meth:`state_dict`'s output."""
+    def load_state_dict(self, state: dict, training_state: bool = True) -> None:
+        """Resume from :meth:`state_dict`'s output (the networks alone without
+        ``training_state``)."""
         self.actor.load_state_dict(state["actor"])
         self.critic.load_state_dict(state["critic"])
         self.target_critic.load_state_dict(state["target_critic"])
+        if not training_state:
+            return
         self.actor_optimizer.load_state_dict(state["actor_optimizer"])
         self.critic_optimizer.load_state_dict(state["critic_optimizer"])
         self.iteration = int(state["iteration"])

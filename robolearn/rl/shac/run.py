@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -24,8 +23,8 @@ from robolearn.rl.learner import (
     Algorithm,
     CheckpointPolicy,
     LearnerContext,
-    RolloutCheck,
-    StopRequest,
+    load_actor,
+    policy_on_env,
 )
 from robolearn.rl.shac.learner import ShacActor, ShacLearner
 
@@ -76,19 +75,10 @@ class SHAC(Algorithm):
 
     def policy(self, env: Any, data: dict[str, Any]) -> CheckpointPolicy:
         actor, groups, action_dim = self.actor(data, "the checkpoint")
-        obs_dim = env.observation_manager.group_dims["policy"]
-        if actor.obs_norm.mean.numel() != obs_dim or action_dim != env.num_actions:
-            raise RobolearnError(
-                f"the checkpoint's policy does not fit this env (it reads "
-                f"{actor.obs_norm.mean.numel()} observations and writes {action_dim} actions; "
-                f"the env has {obs_dim} and {env.num_actions}); was it trained with other "
-                "settings?"
-            )
-        actor = actor.to(env.device)
-        meta = {"task": data.get("task"), "overrides": list(data.get("overrides", []))}
-        return CheckpointPolicy(
-            lambda obs: actor(obs["policy"], deterministic=True), actor, groups, meta
-        )
+        return policy_on_env(
+            env, data, actor, groups, action_dim,
+            lambda net, obs: net(obs["policy"], deterministic=True),
+        )  # fmt: skip
 
     def actor(self, data: dict[str, Any], where: str) -> tuple[ShacActor, list[str], int]:
         """The actor, sized by its weights: the normalizer's width is the observation's,
@@ -100,12 +90,7 @@ class SHAC(Algorithm):
         cfg = ShacCfg(**{**settings, "horizon": 1})
         obs_dim, action_dim = state["obs_norm.mean"].numel(), state["log_std"].numel()
         actor = ShacActor(obs_dim, action_dim, cfg)
-        try:
-            actor.load_state_dict(state)
-        except RuntimeError as exc:
-            raise RobolearnError(
-                f"{where}: the actor cannot be rebuilt ({str(exc).splitlines()[0][:200]})"
-            ) from exc
+        load_actor(actor, state, where)
         return actor.eval(), ["policy"], action_dim
 
 
@@ -113,43 +98,16 @@ class ShacRun(IterationRun):
     """A :class:`ShacLearner` in a run: its checkpoints, progress lines and stops."""
 
     def __init__(self, learner: ShacLearner, save_interval: int, run_dir, meta: dict) -> None:
-        super().__init__(run_dir, {**meta, "algo": SHAC.name}, save_interval)
-        self.learner = learner
+        super().__init__(learner, run_dir, {**meta, "algo": SHAC.name}, save_interval)
         self._hinted = False
-
-    @property
-    def iterations(self) -> int:
-        return self.learner.iteration
-
-    @property
-    def env_steps(self) -> int:
-        return self.learner.env_steps
 
     def describe(self) -> str:
         engine = self.learner.env.scene.engine
         return f"with SHAC ({engine.solver_name}, {engine.substeps} solver steps per physics step)"
 
-    def restore(self, data: dict[str, Any], training_state: bool = True) -> None:
-        self.learner.load_state_dict(data["model"])
-        if training_state:
-            self.wall_before = float(data.get("wall_time", 0.0))
-
-    def state(self) -> dict[str, Any]:
-        return self.learner.state_dict()
-
-    def learn(
-        self,
-        max_iterations: int,
-        stop: StopRequest,
-        log: Callable[[str], None],
-        on_step: Callable[[int], None] | None = None,
-        health: RolloutCheck | None = None,
-    ) -> str:
-        """Train to ``max_iterations``; SHAC checks its own updates (a non-finite gradient
-        skips the step), so ``health``, made for rollouts stored for an update, is unused."""
-        return self.loop(max_iterations, stop, log, self._iterate)
-
-    def _iterate(self) -> tuple[dict[str, Any], str]:
+    def iterate(self, on_step=None, health=None) -> tuple[dict[str, Any], str]:
+        """One iteration; SHAC checks its own updates (a non-finite gradient skips the
+        step), so ``health``, made for rollouts stored for an update, is unused."""
         learner = self.learner
         tick = time.perf_counter()
         figures = learner.learn_iteration()

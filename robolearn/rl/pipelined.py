@@ -1,0 +1,153 @@
+"""Pipelined PPO (``agent.pipelined=true``): iteration k+1's rollout is collected in a
+thread, with the policy as it was before update k, while update k runs.
+
+The rollout an update trains on was therefore collected by the policy one update behind
+the one being trained. Before the update the rollout is re-evaluated with the current
+networks and its targets corrected for that lag with V-trace (Espeholt et al., 2018):
+
+    delta_t = rho_t (r_t + gamma V(s_t+1) - V(s_t))
+    v_t     = V(s_t) + delta_t + gamma c_t (v_t+1 - V(s_t+1))
+    A_t     = rho_t (v_t - V(s_t))
+
+with rho_t the ratio of the current policy's probability of the stored action to the
+collecting policy's, truncated at ``agent.pipelined_ratio_clip``, and c_t = lambda rho_t
+(GAE's returns and advantages when the two policies are the same). PPO's ratio is then
+taken against the current policy (its log probabilities replace the stored ones), so its
+clipping bounds the step from the policy being trained, as in a synchronous iteration.
+
+Refused with recurrent policies, distillation, RND and torchrun ranks.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+import torch
+
+from robolearn.errors import RobolearnError
+from robolearn.threads import single_threaded
+
+
+def pipeline_problem(runner: Any) -> str | None:
+    """Why ``runner`` cannot train pipelined, or None."""
+    alg = runner.alg
+    if runner.distilling:
+        return "agent.pipelined trains PPO; a distillation is not pipelined"
+    if runner.is_distributed:
+        return "agent.pipelined runs in one process; leave out --nproc and --distributed"
+    if alg.actor.is_recurrent or alg.critic.is_recurrent:
+        return "agent.pipelined does not take recurrent policies (agent.policy.recurrent)"
+    if getattr(alg, "rnd", None):
+        return "agent.pipelined does not take RND"
+    return None
+
+
+class PipelinedCollection:
+    """Two rollout storages and a copy of the networks that collects into one of them in
+    a thread while the runner's algorithm updates from the other."""
+
+    def __init__(self, runner: Any) -> None:
+        problem = pipeline_problem(runner)
+        if problem:
+            raise RobolearnError(problem)
+        self.runner = runner
+        alg = runner.alg
+        self.storages = [alg.storage, copy.deepcopy(alg.storage)]
+        # the collector: PPO's act/process_env_step on its own transition, storage and
+        # copies of the networks
+        self.collector = copy.copy(alg)
+        self.collector.transition = type(alg.transition)()
+        self.collector.actor = copy.deepcopy(alg.actor)
+        self.collector.critic = copy.deepcopy(alg.critic)
+        self.turn = 0
+        self._thread: threading.Thread | None = None
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+    def snapshot(self) -> None:
+        """The collector's networks become the algorithm's as they are now."""
+        alg, collector = self.runner.alg, self.collector
+        with torch.no_grad():
+            collector.actor.load_state_dict(alg.actor.state_dict())
+            collector.critic.load_state_dict(alg.critic.state_dict())
+
+    def start(self, obs, stop, on_step) -> None:
+        """Collect the next rollout from ``obs`` in a thread, into the other storage."""
+        storage = self.storages[1 - self.turn]
+        storage.clear()
+        self.collector.storage = storage
+
+        def collect() -> None:
+            try:
+                with torch.inference_mode():
+                    self._result = self.runner.collect(self.collector, obs, stop, on_step)
+            except BaseException as exc:  # raised again in the runner's thread
+                self._error = exc
+
+        self._result, self._error = None, None
+        self._thread = threading.Thread(target=collect, name="robolearn-ppo-collector")
+        self._thread.start()
+
+    def collect_now(self, obs, stop, on_step):
+        """Collect a rollout in this thread (the first one), into the current storage."""
+        storage = self.storages[self.turn]
+        storage.clear()
+        self.collector.storage = storage
+        self.snapshot()
+        with torch.inference_mode():
+            return self.runner.collect(self.collector, obs, stop, on_step)
+
+    def wait(self):
+        """The observations after the rollout the thread collected (None if a stop came
+        mid-rollout); its storage becomes the current one."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        self._thread = None
+        if self._error is not None:
+            raise self._error
+        self.turn = 1 - self.turn
+        return self._result
+
+    def prepare_update(self, last_obs) -> None:
+        """Re-evaluate the current storage with the current networks and correct its
+        targets for the policy's lag (module docstring); the algorithm updates from it."""
+        alg = self.runner.alg
+        storage = self.storages[self.turn]
+        alg.storage = storage
+        with torch.no_grad(), single_threaded(storage.device):
+            vtrace(alg, storage, last_obs, self.runner.cfg.get("pipelined_ratio_clip", 1.0))
+
+
+def vtrace(alg: Any, st: Any, last_obs, ratio_clip: float) -> None:
+    """Replace ``st``'s values, returns, advantages and log probabilities with the current
+    networks' and V-trace's (module docstring)."""
+    steps, envs = st.num_transitions_per_env, st.num_envs
+    flat = st.observations.flatten(0, 1)
+    values = alg.critic(flat).view(steps, envs, 1)
+    alg.actor(flat, stochastic_output=True)
+    log_prob = alg.actor.get_output_log_prob(st.actions.flatten(0, 1)).view(steps, envs, 1)
+    params = tuple(p.view(steps, envs, *p.shape[1:]) for p in alg.actor.output_distribution_params)
+    last_values = alg.critic(last_obs)
+    ratio = (log_prob - st.actions_log_prob).exp()
+    rho = ratio.clamp(max=ratio_clip)
+    c = alg.lam * ratio.clamp(max=1.0)
+    gamma = alg.gamma
+    correction = torch.zeros_like(last_values)  # v_t+1 - V(s_t+1)
+    returns = torch.empty_like(values)
+    for t in reversed(range(steps)):
+        next_values = last_values if t == steps - 1 else values[t + 1]
+        alive = 1.0 - st.dones[t].float()
+        delta = rho[t] * (st.rewards[t] + gamma * alive * next_values - values[t])
+        correction = delta + gamma * alive * c[t] * correction
+        returns[t] = values[t] + correction
+    st.values.copy_(values)
+    st.returns.copy_(returns)
+    advantages = rho * (returns - values)
+    if not alg.normalize_advantage_per_mini_batch:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    st.advantages = advantages
+    st.actions_log_prob.copy_(log_prob)
+    st.distribution_params = tuple(p.clone() for p in params)
