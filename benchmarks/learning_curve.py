@@ -167,7 +167,7 @@ def write_outputs(args, rows: list[dict]) -> None:
         err = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         print(
             f"| {r['iteration']} | {r['env_steps']:,} | {r['wall_time_s'] / 60:.1f} min | "
-            f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
+            f"{_num(r['train_mean_reward'])} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
             f"{err(r['lin_vel_error'])} | {err(r['ang_vel_error'])} | "
             f"{err(r['success_rate'])} |"
         )
@@ -191,6 +191,12 @@ TRACKING_TARGETS = {"fall_rate": 0.05, "body_pos_error": 0.05}
 """The motion-tracking tasks' thresholds: under 5% falls, body positions within 5 cm."""
 
 
+def _num(value: float | None) -> str:
+    """A table's number, or a dash (the train reward of an iteration in which no episode
+    ended)."""
+    return "-" if value is None else f"{value:.2f}"
+
+
 def first_meeting_targets(rows: list[dict], targets: dict | None = None) -> dict | None:
     """The first row whose evaluation meets every threshold of ``targets`` (default:
     :data:`TARGETS`)."""
@@ -210,7 +216,7 @@ def print_tracking(rows: list[dict]) -> None:
     for r in rows:
         print(
             f"| {r['iteration']} | {r['env_steps']:,} | {r['wall_time_s'] / 60:.1f} min | "
-            f"{r['train_mean_reward']:.2f} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
+            f"{_num(r['train_mean_reward'])} | {r['mean_return']:.2f} | {r['fall_rate']:.3f} | "
             f"{r['body_pos_error']:.3f} | {r['anchor_pos_error']:.3f} | "
             f"{r['joint_pos_error']:.3f} | "
             f"{r['tracked_fraction']:.3f} |"

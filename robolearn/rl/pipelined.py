@@ -87,7 +87,7 @@ class PipelinedCollection:
                 self._error = exc
 
         self._result, self._error = None, None
-        self._thread = threading.Thread(target=collect, name="robolearn-ppo-collector")
+        self._thread = threading.Thread(target=collect, name="robolearn-ppo-collector", daemon=True)
         self._thread.start()
 
     def collect_now(self, obs, stop, on_step):

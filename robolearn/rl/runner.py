@@ -268,6 +268,12 @@ class Runner:
         stop = StopRequest() if stop is None else stop
         obs = self._start(init_at_random_ep_len)
         start_it, wall_start = self.iterations, self._session_start
+        if self.cfg.get("pipelined"):
+            try:
+                self._learn_pipelined(obs, max_iterations, stop, on_step, log, health)
+            finally:
+                self._close_writer()
+            return "stopped" if stop else "done"
         try:
             while self.iterations < max_iterations and not self._stop_together(stop):
                 t0 = self._device_time()
@@ -346,20 +352,73 @@ class Runner:
     def _rollout(self, obs, stop: StopRequest, on_step) -> torch.Tensor | None:
         """One iteration's env steps into PPO's storage, and the returns; the observations
         after it, or None when a stop came mid-rollout (single process)."""
+        with torch.inference_mode():
+            obs = self.collect(self.alg, obs, stop, on_step)
+            if obs is not None:
+                self.alg.compute_returns(obs)
+        return obs
+
+    def collect(self, alg, obs, stop: StopRequest, on_step) -> torch.Tensor | None:
+        """One iteration's env steps into ``alg``'s storage (the runner's algorithm, or
+        the pipelined collector's copy); the observations after them, or None when a stop
+        came mid-rollout (single process)."""
         env, alone = self.env, self.monitor is None
-        with torch.inference_mode(), single_threaded(env.device):
+        with single_threaded(env.device):
             for _ in range(self.cfg["num_steps_per_env"]):
-                actions = self.alg.act(obs)
+                actions = alg.act(obs)
                 obs, rewards, dones, extras = env.step(actions.to(env.device))
                 obs, rewards, dones = (x.to(self.device) for x in (obs, rewards, dones))
-                self.alg.process_env_step(obs, rewards, dones, extras)
+                alg.process_env_step(obs, rewards, dones, extras)
                 self.stats.add(rewards, dones, extras)
                 if on_step is not None:
                     on_step(self.iterations)
                 if stop and alone:
                     return None
-            self.alg.compute_returns(obs)
         return obs
+
+    def _learn_pipelined(self, obs, max_iterations, stop, on_step, log, health) -> None:
+        """:meth:`learn` with each rollout collected during the previous update
+        (:mod:`robolearn.rl.pipelined`): the collecting and learning times logged are
+        the wait for the collector after the update, and the update with its V-trace."""
+        from robolearn.rl.pipelined import PipelinedCollection
+
+        pipeline = PipelinedCollection(self)
+        start_it, wall_start = self.iterations, self._session_start
+        t0 = self._device_time()
+        obs = pipeline.collect_now(obs, stop, on_step)
+        waited = self._device_time() - t0
+        while obs is not None and self.iterations < max_iterations:
+            if health is not None:
+                self.stats.add_scalars(
+                    health.after_rollout(
+                        pipeline.storages[pipeline.turn], self.iterations + 1, last_obs=obs
+                    )
+                )
+            t1 = self._device_time()
+            last_obs = obs
+            more = self.iterations + 1 < max_iterations and not stop
+            if more:  # the next rollout, with the policy as it is before this update
+                pipeline.snapshot()
+                pipeline.start(obs, stop, on_step)
+            with threads_for(self.env.device, self._update_threads):
+                pipeline.prepare_update(last_obs)
+                losses = self.alg.update()
+            t2 = self._device_time()
+            obs = pipeline.wait() if more else None
+            t3 = self._device_time()
+            self.iterations += 1
+            self.env_steps += self._batch_size()
+            learn_s, waited = t2 - t1, waited + (t3 - t2)
+            self._log_iteration(losses, waited, learn_s, start_it, max_iterations, wall_start, log)
+            waited = 0.0
+            if self.iterations % self.cfg["save_interval"] == 0 or (
+                self.iterations == max_iterations
+            ):
+                self.save_iteration()
+        if stop:
+            path = self.save_iteration()
+            saved = f"; saved {path}" if path else ""
+            log(f"stopped by {stop.signal_name} after {self.iterations} iterations{saved}")
 
     def _device_time(self) -> float:
         """``time.time()`` once the GPU has done the work queued so far: on CUDA a call

@@ -370,6 +370,12 @@ class AgentCfg:
     must have the same sizes. Empty: networks start at random."""
     logger: str = "tensorboard"
     """``tensorboard`` or ``wandb``."""
+    pipelined: bool = False
+    """PPO only: collect each iteration's rollout in a thread, with the policy as it was
+    before the previous update, while that update runs; the one update of lag corrected
+    with V-trace (:mod:`robolearn.rl.pipelined`, docs/offpolicy.md)."""
+    pipelined_ratio_clip: float = 1.0
+    """V-trace's truncation of the policy ratio in pipelined PPO."""
     check_for_nan: bool = True
     """Check each rollout's observations and rewards for NaN and inf before the update, and
     stop naming the term that produced them (about 3 ms per iteration at 4096 envs)."""
@@ -425,6 +431,17 @@ class AgentCfg:
         if self.logger not in ("tensorboard", "wandb"):
             raise RobolearnError(f"agent.logger must be tensorboard or wandb, got {self.logger!r}")
         self._validate_distillation()
+        if not (math.isfinite(self.pipelined_ratio_clip) and self.pipelined_ratio_clip > 0):
+            raise RobolearnError(
+                f"agent.pipelined_ratio_clip must be a finite number > 0, got "
+                f"{self.pipelined_ratio_clip}"
+            )
+        if self.pipelined and self.distillation.enabled:
+            raise RobolearnError("agent.pipelined trains PPO; a distillation is not pipelined")
+        if self.pipelined and self.policy.recurrent.type != "none":
+            raise RobolearnError(
+                "agent.pipelined does not take recurrent policies (agent.policy.recurrent)"
+            )
         if self.init_from and self.distillation.enabled:
             raise RobolearnError(
                 "agent.init_from starts a PPO run from a checkpoint; a distillation starts its "
@@ -540,6 +557,8 @@ class AgentCfg:
             "logger": self.logger,
             "check_for_nan": self.check_for_nan,
             "compile": p.compile,
+            "pipelined": self.pipelined,
+            "pipelined_ratio_clip": self.pipelined_ratio_clip,
         }
         if self.distillation.enabled:
             d = self.distillation
