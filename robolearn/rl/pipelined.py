@@ -15,7 +15,10 @@ collecting policy's, truncated at ``agent.pipelined_ratio_clip``, and c_t = lamb
 taken against the current policy (its log probabilities replace the stored ones), so its
 clipping bounds the step from the policy being trained, as in a synchronous iteration.
 
-Refused with recurrent policies, distillation, RND and torchrun ranks.
+Refused with recurrent policies, distillation, RND and torchrun ranks. A pipelined run is
+not reproducible bit for bit: the collector's random draws (actions, resets) and the
+update's (its mini-batch order and the policy's samples) come from torch's one random
+stream in an order that depends on how the two threads run.
 """
 
 from __future__ import annotations

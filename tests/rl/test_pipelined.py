@@ -37,11 +37,14 @@ def test_v_trace_is_gae_when_the_policy_has_not_changed():
 
 
 def test_pipelined_ppo_learns_to_balance_the_cartpole(tmp_path, capsys):
-    """The PPO test's run (256 envs, 40 iterations, seed 1) with each rollout collected
-    during the previous update: evaluated at a return of 4.59 of 5 and 8% falls (PPO's own
-    run: 4.39-4.63 and 7-22% over four seeds); the thresholds are PPO's test's."""
+    """PPO's test run (256 envs, seed 1) with each rollout collected during the previous
+    update, given twice the iterations: the lag costs cartpole learning. At 40 iterations
+    four runs evaluated at returns 4.60, 2.99, 4.45 and 1.47 (PPO's own: 4.39-4.63 over
+    four seeds); at 80, three runs at 4.52-4.66 with 6-9% falls. A pipelined run is not
+    reproducible bit for bit (the collector's and the update's random draws interleave as
+    the threads run), hence the margin; the thresholds are PPO's test's."""
     out = robolearn_in_process(
-        capsys, "train", "--task", TASK, "--max_iterations", "40", "--seed", "1",
+        capsys, "train", "--task", TASK, "--max_iterations", "80", "--seed", "1",
         "--log_root", tmp_path, "agent.pipelined=true",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
