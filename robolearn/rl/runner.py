@@ -293,14 +293,8 @@ class Runner:
                 self._log_iteration(
                     losses, t1 - t0, t2 - t1, start_it, max_iterations, wall_start, log
                 )
-                if self.iterations % self.cfg["save_interval"] == 0 or (
-                    self.iterations == max_iterations
-                ):
-                    self.save_iteration()
-            if stop:
-                path = self.save_iteration()
-                saved = f"; saved {path}" if path else ""
-                log(f"stopped by {stop.signal_name} after {self.iterations} iterations{saved}")
+                self._save_if_due(max_iterations)
+            self._save_on_stop(stop, log)
         finally:
             self._close_writer()
         return "stopped" if stop else "done"
@@ -411,10 +405,16 @@ class Runner:
             learn_s, waited = t2 - t1, waited + (t3 - t2)
             self._log_iteration(losses, waited, learn_s, start_it, max_iterations, wall_start, log)
             waited = 0.0
-            if self.iterations % self.cfg["save_interval"] == 0 or (
-                self.iterations == max_iterations
-            ):
-                self.save_iteration()
+            self._save_if_due(max_iterations)
+        self._save_on_stop(stop, log)
+
+    def _save_if_due(self, max_iterations: int) -> None:
+        """A checkpoint at the save interval and at the last iteration."""
+        if self.iterations % self.cfg["save_interval"] == 0 or self.iterations == max_iterations:
+            self.save_iteration()
+
+    def _save_on_stop(self, stop: StopRequest, log: Callable[[str], None]) -> None:
+        """A checkpoint, and the line that says so, when a stop was asked for."""
         if stop:
             path = self.save_iteration()
             saved = f"; saved {path}" if path else ""
