@@ -4,6 +4,7 @@ training seconds of earlier sessions of a resumed run."""
 
 from __future__ import annotations
 
+import abc
 import json
 import math
 import time
@@ -52,8 +53,9 @@ def trim_progress(run_dir: Path, iterations: int) -> dict[str, Any] | None:
     return last
 
 
-class IterationRun:
-    """A learner in a run folder, one iteration at a time.
+class IterationRun(abc.ABC):
+    """A learner in a run folder, one iteration at a time; a subclass says what one
+    iteration is (:meth:`iterate`).
 
     Args:
         learner: counts ``iteration`` and ``env_steps``, and has ``state_dict()`` and
@@ -122,13 +124,13 @@ class IterationRun:
                 self._shown += f"  ep_len {mean_length:.0f}"
         return self._shown
 
+    @abc.abstractmethod
     def iterate(
         self, on_step: Callable[[int], None] | None, health: RolloutCheck | None
     ) -> tuple[dict[str, Any], str]:
         """One iteration: its progress.jsonl scalars and its part of the progress line."""
-        raise NotImplementedError
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a default: most runs hold nothing)
         """Release what training holds (a collector thread) when it ends, however."""
 
     def learn(
