@@ -30,7 +30,6 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.threads import single_threaded
 
 
 def pipeline_problem(runner: Any) -> str | None:
@@ -120,7 +119,7 @@ class PipelinedCollection:
         alg = self.runner.alg
         storage = self.storages[self.turn]
         alg.storage = storage
-        with torch.no_grad(), single_threaded(storage.device):
+        with torch.no_grad():  # on the update's threads
             vtrace(alg, storage, last_obs, self.runner.cfg.get("pipelined_ratio_clip", 1.0))
 
 

@@ -122,8 +122,9 @@ class Collector:
         self.steps += 1
         # the observations after the step: the episode's last where it ended
         keep = ended.unsqueeze(1)
-        next_actor = torch.where(keep, concat_groups(final, self.actor_groups), self.observe()[0])
-        next_critic = torch.where(keep, concat_groups(final, self.critic_groups), self.observe()[1])
+        actor_now, critic_now = self.observe()
+        next_actor = torch.where(keep, concat_groups(final, self.actor_groups), actor_now)
+        next_critic = torch.where(keep, concat_groups(final, self.critic_groups), critic_now)
         # the env makes new tensors each step: the step is stored before any changes
         return Step(actor_obs, critic_obs, actions, rewards, ended, failed, next_actor, next_critic)
 

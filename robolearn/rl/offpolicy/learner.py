@@ -89,6 +89,8 @@ class OffPolicyLearner:
         self.actor = SquashedActor(actor_dim, num_actions, cfg, stochastic=algo == "sac").to(device)
         self.critic = TwinCritic(critic_dim, num_actions, cfg).to(device)
         self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
+        # one normalizer for both: the target reads the statistics the critic is trained on
+        self.target_critic.obs_norm = self.critic.obs_norm
         self.actor_optimizer = torch.optim.AdamW(
             self.actor.parameters(), lr=cfg.actor_learning_rate, weight_decay=cfg.weight_decay
         )
@@ -142,11 +144,6 @@ class OffPolicyLearner:
 
     # ---- acting -------------------------------------------------------------------------
 
-    @torch.no_grad()
-    def act(self, obs: torch.Tensor) -> torch.Tensor:
-        """The policy's deterministic action for the actor's observations (N, width)."""
-        return self.actor(obs)
-
     @property
     def alpha(self) -> torch.Tensor:
         """SAC's entropy temperature."""
@@ -172,7 +169,6 @@ class OffPolicyLearner:
             slot = self._new_slots.popleft()
             self.actor.obs_norm.update(self.replay.actor_obs[slot])
             self.critic.obs_norm.update(self.replay.critic_obs[slot])
-        self.target_critic.obs_norm.load_state_dict(self.critic.obs_norm.state_dict())
 
     def _start_thread(self) -> None:
         if self.cfg.overlap and self._thread is None:
