@@ -142,6 +142,11 @@ class OffPolicyLearner:
             symmetry = agent_cfg.algorithm.symmetry.use_data_augmentation
         return cls(env, cfg, algo, agent_cfg.obs_groups, symmetry=bool(symmetry))
 
+    @property
+    def mirrored(self) -> bool:
+        """Whether each sampled transition is trained on with its mirror image."""
+        return self._mirrors is not None
+
     # ---- acting -------------------------------------------------------------------------
 
     @property

@@ -118,7 +118,7 @@ class OffPolicyRun(IterationRun):
     def describe(self) -> str:
         cfg, learner = self.learner.cfg, self.learner
         how = [f"{cfg.critic} critic", f"{cfg.updates_per_step} updates per env step"]
-        if learner._mirrors is not None:
+        if learner.mirrored:
             how.append("mirrored samples")
         if cfg.overlap:
             how.append("collection overlapping the updates")
