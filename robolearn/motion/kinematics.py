@@ -51,10 +51,10 @@ class RobotModel:
         if jnt < 0 or model.jnt_type[jnt] != mujoco.mjtJoint.mjJNT_FREE:
             raise RobolearnError(f"body {root_body!r} has no free joint: a clip moves a free root")
         adr = []
-        for name in joint_names:
-            j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        for joint in joint_names:
+            j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
             if j < 0:
-                raise RobolearnError(f"the model has no joint {name!r}")
+                raise RobolearnError(f"the model has no joint {joint!r}")
             adr.append(int(model.jnt_qposadr[j]))
         return cls(model, int(model.jnt_qposadr[jnt]), tuple(joint_names), tuple(adr), name)
 

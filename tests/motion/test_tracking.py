@@ -126,7 +126,7 @@ def test_the_terms_and_tasks_observe_and_reward_the_reference():
 
 
 def test_a_reference_body_the_model_lacks_is_refused():
-    with pytest.raises(RobolearnError, match="has no body 'left_hand'"):
+    with pytest.raises(RobolearnError, match="the robot has no body 'left_hand'"):
         _env(body_names=["pelvis", "left_hand"])
 
 
