@@ -99,8 +99,8 @@ def play_clip(opts: PlayClipOptions, log=print) -> Path:
 
     if not opts.out.endswith(".mp4"):
         raise RobolearnError(f"{opts.out}: the video is written as .mp4")
+    clip = load_clip(opts.clip)  # a bad file is refused before the scene is built
     scene, robot = robot_scene(opts.task, opts.overrides or [])
-    clip = load_clip(opts.clip)
     qpos = robot.qpos(clip)
     engine = scene.engine
     renderer = EnvRenderer(engine, opts.width, opts.height, track_body=scene.root_body_id)

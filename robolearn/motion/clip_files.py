@@ -22,6 +22,8 @@ or standing robot's root stays near upright, and the wrong order tilts it over.
 from __future__ import annotations
 
 import os
+import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +35,8 @@ from robolearn.motion.clip import MotionClip
 
 FORMAT = 1
 QUAT_ORDERS = ("xyzw", "wxyz")
+ZIP_MAGIC = b"PK\x03\x04"
+"""The first bytes of a zip archive, which an npz is."""
 
 
 def save_clip(clip: MotionClip, path: str | os.PathLike) -> Path:
@@ -57,8 +61,9 @@ def load_clip(path: str | os.PathLike) -> MotionClip:
     """The clip in ``path``: robolearn's ``.npz`` schema (see the module docstring).
 
     Raises:
-        RobolearnError: the file is missing, not an npz of the schema, or its arrays do not
-            make a clip (shapes, finite values, unit quaternions, a positive rate).
+        RobolearnError: naming the file: it is missing, a CSV, not an npz (or a truncated
+            or damaged one), not of the schema, or its arrays do not make a clip (shapes,
+            finite values, unit quaternions, a positive rate).
     """
     path = Path(path)
     if not path.is_file():
@@ -68,27 +73,74 @@ def load_clip(path: str | os.PathLike) -> MotionClip:
             f"{path} is a CSV: convert it first with `robolearn motion convert {path} "
             f"OUT.npz --task TASK`"
         )
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except (OSError, ValueError) as e:
-        raise RobolearnError(f"{path} is not a motion clip (.npz): {e}") from None
+    arrays = _read_npz(path)
     needed = ("format", "fps", "joint_names", "root_pos", "root_quat", "joint_pos")
     missing = [key for key in needed if key not in arrays]
     if missing:
         raise RobolearnError(f"{path} is not a robolearn motion clip: it has no {missing}")
-    if int(arrays["format"]) != FORMAT:
+    fmt, fps, names = arrays["format"], arrays["fps"], arrays["joint_names"]
+    if not all(x.shape == () and x.dtype.kind in "iuf" for x in (fmt, fps)):
         raise RobolearnError(
-            f"{path} is of motion format {int(arrays['format'])}; this robolearn reads {FORMAT}"
+            f"{path} is not a robolearn motion clip: its format or fps is not a number"
         )
-    return MotionClip(
-        fps=float(arrays["fps"]),
-        joint_names=tuple(str(n) for n in arrays["joint_names"].tolist()),
-        root_pos=arrays["root_pos"],
-        root_quat=arrays["root_quat"],
-        joint_pos=arrays["joint_pos"],
-        name=path.stem,
-    )
+    if int(fmt) != FORMAT:
+        raise RobolearnError(
+            f"{path} is of motion format {int(fmt)}; this robolearn reads {FORMAT}"
+        )
+    if names.ndim != 1 or names.dtype.kind != "U":
+        raise RobolearnError(
+            f"{path} is not a robolearn motion clip: its joint_names are not a list of names"
+        )
+    try:
+        return MotionClip(
+            fps=float(fps),
+            joint_names=tuple(str(n) for n in names.tolist()),
+            root_pos=arrays["root_pos"],
+            root_quat=arrays["root_quat"],
+            joint_pos=arrays["joint_pos"],
+            name=path.stem,
+        )
+    except RobolearnError as e:
+        raise RobolearnError(f"{path}: {e}") from None
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of the npz at ``path``; an error naming the file where it is not an npz
+    or is damaged (numpy's own messages would speak of zip files and pickles)."""
+    with open(path, "rb") as f:
+        magic = f.read(len(ZIP_MAGIC))
+    if magic == ZIP_MAGIC and not zipfile.is_zipfile(path):
+        raise RobolearnError(
+            f"{path} is a truncated npz (its end is missing, as when a copy or a write is cut "
+            "short): copy or write it again"
+        )
+    if magic != ZIP_MAGIC:
+        raise RobolearnError(
+            f"{path} is not an npz file: a motion clip is robolearn's npz (a zip of arrays), as "
+            "`robolearn motion convert` and `record` write it"
+        )
+    arrays: dict[str, np.ndarray] = {}
+    key = ""  # the array being read, for the message
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            for key in data.files:
+                arrays[key] = data[key]
+    except ValueError as e:
+        # numpy refuses object arrays with advice to unpickle them, which a clip never needs
+        reason = "holds Python objects" if "allow_pickle" in str(e) else "cannot be read"
+        raise RobolearnError(
+            f"{path} is not a robolearn motion clip: its array {key!r} {reason}"
+        ) from None
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error):
+        where = f"its array {key!r}" if key else "its list of arrays"
+        raise RobolearnError(
+            f"{path} is damaged: {where} cannot be read (the file was cut short or changed "
+            "since it was written); write it again"
+        ) from None
+    bad = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]
+    if bad:  # members that are not .npy files, which numpy hands back as bytes
+        raise RobolearnError(f"{path} is not a robolearn motion clip: its {bad} are not arrays")
+    return arrays
 
 
 def read_csv(
@@ -110,23 +162,35 @@ def read_csv(
         raise RobolearnError(f"quat_order {quat_order!r} is not one of {', '.join(QUAT_ORDERS)}")
     if not path.is_file():
         raise RobolearnError(f"{path} does not exist")
+    raw = path.read_bytes()
+    if raw.startswith(ZIP_MAGIC) or path.suffix == ".npz":
+        raise RobolearnError(
+            f"{path} is an npz, not a CSV: a robolearn npz clip needs no converting (see "
+            f"`robolearn motion info {path}`)"
+        )
     joint_names = tuple(joint_names)
     width = 7 + len(joint_names)
     rows: list[list[float]] = []
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            cells = line.strip().split(",")
-            if len(cells) != width:
-                raise RobolearnError(
-                    f"{path}, line {line_no}: {len(cells)} columns; this robot's clips have "
-                    f"{width} (root position 3, root quaternion 4, {len(joint_names)} joints)"
-                )
-            try:
-                rows.append([float(c) for c in cells])
-            except ValueError:
-                raise RobolearnError(f"{path}, line {line_no}: a value is not a number") from None
+    for line_no, chunk in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line = chunk.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise RobolearnError(
+                f"{path}, line {line_no}: byte {chunk[e.start]:#04x} is not UTF-8 text; a "
+                "clip's CSV holds numbers only: save it as UTF-8 (or ASCII) text"
+            ) from None
+        if not line.strip():
+            continue
+        cells = line.strip().split(",")
+        if len(cells) != width:
+            raise RobolearnError(
+                f"{path}, line {line_no}: {len(cells)} columns; this robot's clips have "
+                f"{width} (root position 3, root quaternion 4, {len(joint_names)} joints)"
+            )
+        try:
+            rows.append([float(c) for c in cells])
+        except ValueError:
+            raise RobolearnError(f"{path}, line {line_no}: a value is not a number") from None
     if not rows:
         raise RobolearnError(f"{path} has no rows")
     data = np.array(rows)

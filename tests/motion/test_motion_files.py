@@ -1,13 +1,110 @@
-"""The motion files users hand robolearn, as the command line meets them: a clip of another
-robot."""
+"""The motion files users hand robolearn, as the command line meets them: CSVs that are not
+UTF-8 or not CSVs, npz files that are truncated or not npz files, a clip of another robot."""
 
 from __future__ import annotations
 
+import shutil
+
+import numpy as np
+import pytest
 from robolearn.assets import ASSETS_DIR
 
+from robolearn.motion import load_clip
 from tests.cli_helpers import one_line_error, robolearn_in_process
 
+SQUAT = ASSETS_DIR / "motions" / "humanoid_squat.npz"
 TASK = "humanoid_track"
+
+
+def _csv(path, frames: int = 10) -> bytes:
+    """The squat's first ``frames`` frames as a retargeting tool's CSV (x y z w
+    quaternions), written to ``path``; returns its bytes."""
+    clip = load_clip(SQUAT)
+    quat = clip.root_quat[:, [1, 2, 3, 0]]
+    rows = np.concatenate((clip.root_pos, quat, clip.joint_pos), axis=1)[:frames]
+    data = ("\n".join(",".join(f"{v:.10f}" for v in row) for row in rows) + "\n").encode()
+    path.write_bytes(data)
+    return data
+
+
+def _no_internals(stderr: str) -> None:
+    """The message speaks of the user's file, not of numpy's readers."""
+    for word in ("BadZipFile", "pickle", "UnicodeDecodeError", "Traceback"):
+        assert word not in stderr, stderr
+
+
+# ---- CSVs -------------------------------------------------------------------------------
+
+
+def test_a_csv_that_is_not_utf8_is_refused_naming_its_line(capsys, tmp_path):
+    lines = _csv(tmp_path / "walk.csv").splitlines(keepends=True)
+    lines[1] = lines[1].replace(b",", b",\xe9", 1)  # one Latin-1 byte on line 2
+    (tmp_path / "walk.csv").write_bytes(b"".join(lines))
+    out = robolearn_in_process(
+        capsys, "motion", "convert", tmp_path / "walk.csv", tmp_path / "walk.npz", "--task", TASK
+    )
+    one_line_error(out, f"{tmp_path / 'walk.csv'}, line 2: byte 0xe9 is not UTF-8 text")
+    _no_internals(out.stderr)
+    assert not (tmp_path / "walk.npz").exists()
+
+
+def test_convert_given_an_npz_says_it_needs_no_converting(capsys, tmp_path):
+    shutil.copy(SQUAT, tmp_path / "squat.npz")
+    out = robolearn_in_process(
+        capsys, "motion", "convert", tmp_path / "squat.npz", tmp_path / "out.npz", "--task", TASK
+    )
+    one_line_error(out, f"{tmp_path / 'squat.npz'} is an npz, not a CSV")
+    _no_internals(out.stderr)
+    assert not (tmp_path / "out.npz").exists()
+
+
+# ---- npz files --------------------------------------------------------------------------
+
+
+def _damaged(kind: str, path) -> str:
+    """Write an npz of ``kind`` to ``path``; returns what the error is to say of it."""
+    if kind == "truncated":  # a copy cut short
+        path.write_bytes(SQUAT.read_bytes()[:20000])
+        return "is a truncated npz"
+    if kind == "garbage":
+        path.write_bytes(b"\x00not a clip\xff" * 40)
+        return "is not an npz file"
+    if kind == "empty":
+        path.write_bytes(b"")
+        return "is not an npz file"
+    # an npz whose joint names were saved as Python objects
+    with np.load(SQUAT) as data:
+        arrays = dict(data)
+    arrays["joint_names"] = arrays["joint_names"].astype(object)
+    np.savez(path, **arrays)
+    return "its array 'joint_names' holds Python objects"
+
+
+@pytest.mark.parametrize("kind", ["truncated", "garbage", "empty", "objects"])
+def test_motion_info_refuses_a_damaged_npz_in_one_line_naming_it(capsys, tmp_path, kind):
+    path = tmp_path / "clip.npz"
+    what = _damaged(kind, path)
+    out = robolearn_in_process(capsys, "motion", "info", path)
+    one_line_error(out, f"{path} {what}" if kind != "objects" else what)
+    assert str(path) in out.stderr
+    _no_internals(out.stderr)
+
+
+def test_motion_play_and_training_refuse_a_truncated_clip_in_one_line(capsys, tmp_path):
+    path = tmp_path / "clip.npz"
+    what = _damaged("truncated", path)
+    out = robolearn_in_process(
+        capsys, "motion", "play", path, "--task", TASK, "--video", tmp_path / "clip.mp4"
+    )
+    one_line_error(out, f"{path} {what}")
+    assert not list(tmp_path.glob("*.mp4"))
+    out = robolearn_in_process(
+        capsys, "train", "--task", TASK, "--num_envs", "2", "--max_iterations", "1",
+        "--log_root", tmp_path / "logs", f"env.commands.motion.motion_files=[{path}]",
+    )  # fmt: skip
+    one_line_error(out, f"{path} {what}")
+    _no_internals(out.stderr)
+    assert not (tmp_path / "logs").exists()
 
 
 # ---- a clip of another robot --------------------------------------------------------------
