@@ -3,8 +3,9 @@
 Every output (checkpoints, configs, exported policies, videos) is written to a temp file
 beside its target and renamed over it, so a crash, a kill or a full disk leaves either the
 old file or the new one, never a torn one. The temp file is ``.<name>.<pid>.<random>.tmp``:
-a process killed while writing leaves it behind, and the pid tells a later process
-(``robolearn train --resume``) that its writer is gone.
+a process killed while writing (``kill -9``) leaves it behind, and the pid tells a later
+process that its writer is gone: the next write of the same file deletes it, and so does
+``robolearn train --resume`` in its run folder.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import hashlib
 import math
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +25,11 @@ from typing import Any
 def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]:
     """A temp path beside ``path`` for a writer that wants a file name (a video encoder, an
     ONNX exporter); renamed to ``path`` when the block ends without an error, deleted
-    otherwise. ``suffix`` lets the writer recognise the format (``.mp4``)."""
+    otherwise. ``suffix`` lets the writer recognise the format (``.mp4``). The temp files
+    of earlier writes of ``path`` whose process is gone are deleted first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path, suffix)
     fd, name = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=suffix
     )
@@ -38,6 +42,40 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temps(path: str | os.PathLike, suffix: str = ".tmp") -> list[Path]:
+    """Delete the temp files that :func:`atomic_path` made for ``path`` (with ``suffix``) in
+    processes that are gone, killed mid-write; a live writer's are left alone. Returns what
+    was deleted."""
+    path = Path(path)
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.[^.]+{re.escape(suffix)}$")
+    removed: list[Path] = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:  # a folder that can be written but not listed: nothing to clean
+        return removed
+    for name in names:
+        m = pattern.match(name)
+        if m and not process_alive(int(m.group(1))):
+            temp = path.parent / name
+            if temp.is_file():
+                temp.unlink(missing_ok=True)
+                removed.append(temp)
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (the writer of a temp file named by it)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from robolearn.config import load_config, load_yaml
 from robolearn.errors import RobolearnError
+from robolearn.files import process_alive
 from robolearn.rl.checkpoint import pretrained_path
 from robolearn.rl.config import AgentCfg
 
@@ -321,25 +322,13 @@ def remove_stale_temp_files(folder: Path, pattern: re.Pattern[str] = _TEMP_RE) -
     removed = []
     for path in folder.glob(".*.tmp"):
         m = pattern.match(path.name)
-        if m and not _alive(int(m.group(1))):
+        if m and not process_alive(int(m.group(1))):
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
             removed.append(path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
 
 
 def find_checkpoint(

@@ -1,9 +1,15 @@
 """The motion files users hand robolearn, as the command line meets them: CSVs that are not
-UTF-8 or not CSVs, npz files that are truncated or not npz files, a clip of another robot."""
+UTF-8 or not CSVs, npz files that are truncated or not npz files, a convert killed while it
+writes, a clip of another robot."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -105,6 +111,55 @@ def test_motion_play_and_training_refuse_a_truncated_clip_in_one_line(capsys, tm
     one_line_error(out, f"{path} {what}")
     _no_internals(out.stderr)
     assert not (tmp_path / "logs").exists()
+
+
+# ---- a convert killed while it writes -----------------------------------------------------
+
+# The real command line, held (by an audit hook, Python's own) once it has written its temp
+# file and is about to rename it over the target, so that the test kills it mid-write
+# every time.
+_HELD_CONVERT = """
+import os, sys, time
+
+def hold(event, args):
+    if event == "os.rename" and str(args[1]).endswith(os.sep + "clip.npz"):
+        time.sleep(600)
+
+sys.addaudithook(hold)
+from robolearn.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_convert_killed_mid_write_leaves_a_temp_file_the_next_convert_removes(capsys, tmp_path):
+    _csv(tmp_path / "walk.csv")
+    convert = ("motion", "convert", tmp_path / "walk.csv", tmp_path / "clip.npz", "--task", TASK)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HELD_CONVERT, *map(str, convert)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    try:
+        while not list(tmp_path.glob(".clip.npz.*.tmp")) and child.poll() is None:
+            assert time.monotonic() < deadline, "the convert never started writing"
+            time.sleep(0.05)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        _, stderr = child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGKILL, stderr
+    (stale,) = tmp_path.glob(".clip.npz.*.tmp")
+    assert not (tmp_path / "clip.npz").exists()
+    # a live writer's temp file (this process's) is not the next convert's to delete
+    live = tmp_path / f".clip.npz.{os.getpid()}.abcd1234.tmp"
+    live.write_bytes(b"being written")
+
+    out = robolearn_in_process(capsys, *convert)
+    assert out.returncode == 0, out.stderr
+    assert load_clip(tmp_path / "clip.npz").num_frames == 10
+    assert not stale.exists() and live.exists()
+    assert sorted(tmp_path.glob(".clip.npz.*")) == [live]
 
 
 # ---- a clip of another robot --------------------------------------------------------------
