@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from robolearn import __version__
+from robolearn.cli.common import split_off_overrides
 from robolearn.errors import RobolearnError
 
 EXIT_USAGE = 2
@@ -50,6 +51,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"robolearn: error: {message} (see '{self.prog} --help')\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        """A subcommand's overrides are taken anywhere on its line (before, between or
+        after its flags and positionals), as well as where argparse takes them."""
+        takes_overrides = any(a.dest == "overrides" and not a.option_strings for a in self._actions)
+        if not takes_overrides:
+            return super().parse_known_args(args, namespace)
+        overrides, rest = split_off_overrides(list(sys.argv[1:] if args is None else args))
+        namespace, extras = super().parse_known_args(rest, namespace)
+        namespace.overrides = overrides + list(namespace.overrides or [])
+        return namespace, extras
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -11,6 +12,21 @@ T = TypeVar("T")
 ENGINE_CHOICES = ("auto", "cpu", "cuda", "warp-cpu", "newton", "newton-cpu")
 """robolearn.sim.ENGINES, restated so that parsing the command line does not import the
 engines (torch, MuJoCo); a test checks that the two agree."""
+
+
+OVERRIDE_RE = re.compile(r"^(env|agent)\.[^=]+=")
+"""A word of the command line that is an override (``env.<path>=<value>``,
+``agent.<path>=<value>``), wherever it stands."""
+
+
+def split_off_overrides(words: list[str]) -> tuple[list[str], list[str]]:
+    """``words`` as (the overrides, the rest), each in its order. argparse takes a
+    subcommand's ``OVERRIDE...`` positionals only as one run of words after its other
+    positionals; taken out first, they may stand anywhere (words after ``--`` stay)."""
+    end = words.index("--") if "--" in words else len(words)
+    overrides = [w for w in words[:end] if OVERRIDE_RE.match(w)]
+    rest = [w for w in words[:end] if not OVERRIDE_RE.match(w)] + words[end:]
+    return overrides, rest
 
 
 def options(cls: type[T], args: argparse.Namespace, **given: Any) -> T:

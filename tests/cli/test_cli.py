@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from cli_helpers import robolearn, run_train
+from cli_helpers import one_line_error, robolearn, robolearn_in_process, run_train
 
 from robolearn.cli import build_parser
 
@@ -84,3 +84,13 @@ def test_list_json_is_machine_readable():
     for line, task in zip(text, report["tasks"], strict=True):
         assert line.split()[0] == task["name"]
         assert task["description"] in line and line.endswith(f"[{task['source']}]")
+
+
+def test_train_takes_overrides_in_several_places_on_the_line(capsys):
+    # before the flags, between them and after: all reach the configs (the first one names
+    # a field there is not, and its error says so), none is an unrecognized argument
+    out = robolearn_in_process(
+        capsys, "train", "env.no_such_field=1", "--task", "humanoid_walk", "agent.seed=3",
+        "--max_iterations", "1", "agent.algorithm.learning_rate=3e-4",
+    )  # fmt: skip
+    one_line_error(out, "unknown config path 'env.no_such_field'")

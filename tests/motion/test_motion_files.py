@@ -1,6 +1,6 @@
 """The motion files users hand robolearn, as the command line meets them: CSVs that are not
 UTF-8 or not CSVs, npz files that are truncated or not npz files, a convert killed while it
-writes, a clip of another robot."""
+writes, overrides anywhere on the line, a clip of another robot."""
 
 from __future__ import annotations
 
@@ -160,6 +160,45 @@ def test_a_convert_killed_mid_write_leaves_a_temp_file_the_next_convert_removes(
     assert load_clip(tmp_path / "clip.npz").num_frames == 10
     assert not stale.exists() and live.exists()
     assert sorted(tmp_path.glob(".clip.npz.*")) == [live]
+
+
+# ---- overrides anywhere ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["convert", "{csv}", "--task", TASK, "{override}", "{out}", "--fps", "50"],
+        ["play", "--task", TASK, "{override}", "{clip}", "--video", "{video}"],
+        ["info", "--task", TASK, "{override}", "{clip}"],
+        ["record", "--task", "humanoid_walk", "{override}", "{out}", "--checkpoint", "pretrained"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_motion_commands_take_overrides_anywhere_on_the_line(capsys, tmp_path, command):
+    """An override between flags and before a positional reaches the task's config (this
+    one names a field there is not, and its error says so), the positionals stay theirs."""
+    _csv(tmp_path / "walk.csv")
+    words = {
+        "{csv}": tmp_path / "walk.csv",
+        "{out}": tmp_path / "out.npz",
+        "{clip}": SQUAT,
+        "{video}": tmp_path / "clip.mp4",
+        "{override}": "env.no_such_field=1",
+    }
+    out = robolearn_in_process(capsys, "motion", *(words.get(w, w) for w in command))
+    one_line_error(out, "unknown config path 'env.no_such_field'")
+    assert not list(tmp_path.glob("out.npz")) and not list(tmp_path.glob("*.mp4"))
+
+
+def test_convert_with_an_override_between_its_words_converts(capsys, tmp_path):
+    _csv(tmp_path / "walk.csv")
+    out = robolearn_in_process(
+        capsys, "motion", "convert", tmp_path / "walk.csv", "--task", TASK,
+        "env.episode_length_s=5", tmp_path / "walk.npz", "--fps", "50",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert load_clip(tmp_path / "walk.npz").fps == 50.0
 
 
 # ---- a clip of another robot --------------------------------------------------------------
