@@ -3,6 +3,8 @@ observation normalizer whose statistics an export bakes into the policy."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import torch
 from torch import nn
 
@@ -28,6 +30,12 @@ def mlp(
         inputs = width
     layers.append(nn.Linear(inputs, outputs))
     return nn.Sequential(*layers)
+
+
+def mlp_parameters(inputs: int, hidden: tuple[int, ...], outputs: int) -> int:
+    """The weights and biases of :func:`mlp` with these widths (layer norms left out)."""
+    widths = [inputs, *hidden, outputs]
+    return sum((a + 1) * b for a, b in pairwise(widths))
 
 
 class RunningNorm(nn.Module):

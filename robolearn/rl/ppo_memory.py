@@ -9,6 +9,9 @@ symmetry augmentation each mini-batch doubles. Per env, in float32:
     update      steps / mini_batches x (2 with symmetry) x (2 x observations
                 + 2 x hidden units of actor and critic + 64)
 
+The networks themselves are checked apart from the envs: their weights, gradients and
+Adam's two moments, four float32 copies of every parameter.
+
 Measured (peak resident memory over one iteration, per env, between 512 and 4096 envs):
 humanoid_walk 103 KiB (estimate 93), quadruped_walk 81 KiB (88), cartpole_balance 12 KiB
 (6: small networks leave rsl-rl's fixed costs per sample uncounted).
@@ -17,9 +20,12 @@ humanoid_walk 103 KiB (estimate 93), quadruped_walk 81 KiB (88), cartpole_balanc
 from __future__ import annotations
 
 from robolearn.rl.config import AgentCfg
+from robolearn.rl.nets import mlp_parameters
 from robolearn.sim.memory import require
 
 _FLOAT = 4
+# weights, gradients and Adam's first and second moments
+_COPIES_TRAINED = 4
 # per sample of a mini-batch: the loss's temporaries (ratios, surrogates, entropy, ...)
 _LOSS_TEMPORARIES = 64
 
@@ -40,13 +46,33 @@ def training_bytes_per_env(agent: AgentCfg, group_dims: dict[str, int], num_acti
     return int((rollout + update) * _FLOAT)
 
 
+def network_bytes(agent: AgentCfg, group_dims: dict[str, int], num_actions: int) -> int:
+    """Bytes of the actor's and the critic's MLPs as trained: every parameter four times."""
+    actor_role, critic_role = agent.roles
+
+    def inputs(role: str) -> int:
+        return sum(group_dims.get(g, 0) for g in agent.obs_groups.get(role, []))
+
+    policy = agent.policy
+    count = mlp_parameters(inputs(actor_role), tuple(policy.actor_hidden_dims), num_actions)
+    count += mlp_parameters(inputs(critic_role), tuple(policy.critic_hidden_dims), 1)
+    return count * _COPIES_TRAINED * _FLOAT
+
+
 def require_training_memory(env, agent: AgentCfg) -> None:
-    """Refuse an env count whose rollout and update do not fit beside the env built.
+    """Refuse networks, or an env count whose rollout and update, that do not fit beside
+    the env built.
 
     Raises:
         RobolearnError: one line with the estimate and what is available.
     """
     dims = {g: sum(d.values()) for g, d in env.observation_manager.term_dims.items()}
+    require(
+        network_bytes(agent, dims, env.num_actions),
+        env.device,
+        "the policy's networks (agent.policy.actor_hidden_dims, critic_hidden_dims)",
+        advice="use narrower or fewer hidden layers",
+    )
     per_env = training_bytes_per_env(agent, dims, env.num_actions)
     require(
         per_env * env.num_envs,

@@ -44,6 +44,19 @@ def test_training_that_does_not_fit_beside_its_env_is_refused(tmp_path, capsys, 
     assert not (tmp_path / "cartpole_balance").exists()
 
 
+def test_networks_too_wide_for_the_machine_are_refused_by_their_fields(tmp_path, capsys):
+    """Hidden layers of a million units (16 TiB as trained) are refused with the fields
+    that size them, not an allocator's traceback, and nothing is written."""
+    out = robolearn_in_process(
+        capsys, "train", "--task", "cartpole_balance", "--num_envs", 8, "--log_root", tmp_path,
+        "agent.policy.actor_hidden_dims=[1000000,1000000]",
+    )  # fmt: skip
+    one_line_error(
+        out, "the policy's networks (agent.policy.actor_hidden_dims, critic_hidden_dims) need"
+    )
+    assert not any(tmp_path.rglob("*"))
+
+
 _PEAK = """
 import json, resource, sys
 from robolearn.wrappers.rsl_rl import RslRlVecEnv

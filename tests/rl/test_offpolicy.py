@@ -205,6 +205,14 @@ def test_train_td3_then_resume_then_export_and_play(tmp_path, capsys):
         (["--nproc", "2"], "--algo td3 runs in one process"),
         (["agent.obs_groups.critic=[privileged]"], "agent.obs_groups.critic names 'privileged'"),
         (["agent.offpolicy.buffer_size=100000000000"], "the replay buffer"),
+        (
+            ["agent.offpolicy.critic_hidden_dims=[1000000,1000000]"],
+            "the learner's networks and a batch through them (agent.offpolicy.actor_hidden_dims",
+        ),
+        (
+            ["agent.offpolicy.batch_size=5000", "agent.offpolicy.buffer_size=1000"],
+            "agent.offpolicy.batch_size (5,000) is larger than the replay buffer",
+        ),
         (["agent.offpolicy.learner_device=cuda"], "learner_device=cuda, but torch sees no CUDA"),
     ],
 )

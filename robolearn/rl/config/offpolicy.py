@@ -137,6 +137,11 @@ class OffPolicyCfg:
             value = getattr(self, name)
             if not _number(value) or value < 0:
                 raise RobolearnError(f"agent.offpolicy.{name} must be a number >= 0, got {value!r}")
+        if self.batch_size > self.buffer_size:
+            raise RobolearnError(
+                f"agent.offpolicy.batch_size ({self.batch_size:,}) is larger than the replay "
+                f"buffer (buffer_size {self.buffer_size:,}): lower batch_size or raise buffer_size"
+            )
         if self.noise_std_min > self.noise_std_max:
             raise RobolearnError(
                 f"agent.offpolicy.noise_std_min ({self.noise_std_min}) is above noise_std_max "

@@ -33,6 +33,7 @@ from robolearn.rl.offpolicy.collector import (
     StepMover,
 )
 from robolearn.rl.offpolicy.networks import SquashedActor, TwinCritic
+from robolearn.rl.nets import mlp_parameters
 from robolearn.rl.offpolicy.replay import Batch, ReplayBuffer
 from robolearn.scene.mirror import IndexMirror
 from robolearn.sim.memory import require
@@ -86,6 +87,7 @@ class OffPolicyLearner:
         critic_dim = sum(self._group_dims[g] for g in self.critic_groups)
         num_actions = env.num_actions
         device = self.device
+        _require_network_memory(cfg, actor_dim, critic_dim, num_actions, device)
         self.actor = SquashedActor(actor_dim, num_actions, cfg, stochastic=algo == "sac").to(device)
         self.critic = TwinCritic(critic_dim, num_actions, cfg).to(device)
         self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
@@ -429,6 +431,29 @@ def _flat_group_dims(env, groups: list[str], algo: str) -> dict[str, int]:
             )
         dims[g] = int(shapes[g][0])
     return dims
+
+
+def _require_network_memory(
+    cfg: OffPolicyCfg, actor_dim: int, critic_dim: int, num_actions: int, device: torch.device
+) -> None:
+    """Refuse networks, or a batch through them, beyond the memory on ``device``.
+
+    In float32: the actor as trained (weights, gradients, AdamW's two moments), the twin
+    critics so and once more as the target; and a batch's activations, kept for the
+    backward pass, through the actor and four critic networks (twins and targets), with
+    the next observations beside the batch's."""
+    critic_out = cfg.num_atoms if cfg.critic == "c51" else 1
+    actor = mlp_parameters(actor_dim, tuple(cfg.actor_hidden_dims), num_actions)
+    critic = 2 * mlp_parameters(critic_dim + num_actions, tuple(cfg.critic_hidden_dims), critic_out)
+    widths = sum(cfg.actor_hidden_dims) + 4 * (sum(cfg.critic_hidden_dims) + critic_out)
+    batch = cfg.batch_size * (2 * (actor_dim + critic_dim) + 2 * widths)
+    require(
+        4 * (4 * actor + 5 * critic + batch),
+        device,
+        "the learner's networks and a batch through them (agent.offpolicy.actor_hidden_dims, "
+        "critic_hidden_dims, batch_size)",
+        advice="use narrower networks or a smaller batch_size",
+    )
 
 
 def _require_memory(nbytes: int, device: torch.device) -> None:
