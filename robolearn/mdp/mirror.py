@@ -174,7 +174,10 @@ def term_mirror(
                 f"observation term {name!r}: mirror {rule!r} is not one of {', '.join(RULES)}"
             )
         rule = RULES[rule]
-    one = rule(env, cfg, term, width // frames)
+    try:
+        one = rule(env, cfg, term, width // frames)
+    except RobolearnError as exc:
+        raise RobolearnError(f"observation term {name!r} cannot be mirrored: {exc}") from None
     if len(one.perm) * frames != width:
         raise RobolearnError(
             f"observation term {name!r}: its mirror covers {len(one.perm)} columns, "

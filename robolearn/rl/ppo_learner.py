@@ -16,6 +16,7 @@ from robolearn.rl.checkpoint import checkpoint_path, load_checkpoint
 from robolearn.rl.config import AgentCfg, compile_problem
 from robolearn.rl.learner import Algorithm, CheckpointPolicy, LearnerContext
 from robolearn.rl.ppo_memory import require_training_memory
+from robolearn.rl.symmetry import env_mirrors, mirror_setting
 from robolearn.rl.runner import Runner
 
 
@@ -30,6 +31,11 @@ class PPO(Algorithm):
         if agent_cfg.policy.compile and (problem := compile_problem(str(env.device))):
             raise RobolearnError(problem)
         require_training_memory(env, agent_cfg)
+        if agent_cfg.algorithm.symmetry.enabled:
+            # built now rather than at the first update, so a task that cannot mirror is
+            # refused before a rollout is collected
+            with mirror_setting("agent.algorithm.symmetry"):
+                env_mirrors(env)
         meta = {**ctx.meta, "agent": None}
         return make_runner(
             env,

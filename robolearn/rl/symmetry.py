@@ -9,7 +9,9 @@ returns each batch with its mirror image appended, as rsl-rl expects.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -17,6 +19,7 @@ import torch.nn.functional as F
 from rsl_rl.extensions import Symmetry
 from tensordict import TensorDict
 
+from robolearn.errors import RobolearnError
 from robolearn.mdp.mirror import Mirror, action_mirror, group_mirror
 
 
@@ -46,6 +49,18 @@ def env_mirrors(env: Any) -> EnvMirrors:
     if mirrors is None:
         mirrors = _BUILT[base] = EnvMirrors(base)
     return mirrors
+
+
+@contextlib.contextmanager
+def mirror_setting(setting: str) -> Iterator[None]:
+    """Name ``setting``, the one that asked for mirrored samples, in a RobolearnError that
+    building the mirrors raises, with the way out."""
+    try:
+        yield
+    except RobolearnError as exc:
+        raise RobolearnError(
+            f"{setting} trains on mirrored samples, but {exc}; or turn {setting} off"
+        ) from None
 
 
 def mirror_batch(

@@ -213,6 +213,10 @@ def test_train_td3_then_resume_then_export_and_play(tmp_path, capsys):
             ["agent.offpolicy.batch_size=5000", "agent.offpolicy.buffer_size=1000"],
             "agent.offpolicy.batch_size (5,000) is larger than the replay buffer",
         ),
+        (
+            ["agent.offpolicy.symmetry=true"],
+            "agent.offpolicy.symmetry trains on mirrored samples, but observation term",
+        ),
         (["agent.offpolicy.learner_device=cuda"], "learner_device=cuda, but torch sees no CUDA"),
     ],
 )

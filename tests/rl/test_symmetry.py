@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cli_helpers import progress, run_train
+from cli_helpers import one_line_error, progress, robolearn_in_process, run_train
 
 from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
@@ -156,6 +156,22 @@ def test_a_term_without_a_mirror_rule_is_named():
     cfg.observations["policy"].terms["mine"].mirror = "invariant"
     env = ManagerBasedRLEnv(cfg)
     assert len(group_mirror(env, "policy").perm) == env.observation_manager.group_dims["policy"]
+
+
+def test_symmetry_on_a_robot_that_cannot_mirror_is_refused_before_training(tmp_path, capsys):
+    """The cartpole has no floating base to mirror across: refused when the learner is
+    built (not after a rollout), naming the setting, the term and the way out."""
+    out = robolearn_in_process(
+        capsys, "train", "--task", "cartpole_balance", "--num_envs", 4, "--log_root", tmp_path,
+        "agent.algorithm.symmetry.use_data_augmentation=true",
+    )  # fmt: skip
+    one_line_error(
+        out,
+        "agent.algorithm.symmetry trains on mirrored samples, but observation term "
+        "'joint_pos' cannot be mirrored: ",
+    )
+    assert "or turn agent.algorithm.symmetry off" in out.stderr
+    assert "Learning iteration" not in out.stdout and not any(tmp_path.rglob("*"))
 
 
 def test_training_with_symmetry_augmentation(tmp_path):

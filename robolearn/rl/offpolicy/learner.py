@@ -35,6 +35,7 @@ from robolearn.rl.offpolicy.collector import (
 from robolearn.rl.offpolicy.networks import SquashedActor, TwinCritic
 from robolearn.rl.nets import mlp_parameters
 from robolearn.rl.offpolicy.replay import Batch, ReplayBuffer
+from robolearn.rl.symmetry import mirror_setting
 from robolearn.scene.mirror import IndexMirror
 from robolearn.sim.memory import require
 from robolearn.threads import available_cores, threads_for
@@ -122,7 +123,10 @@ class OffPolicyLearner:
         self.mover = StepMover(self.replay, staged=separate)
         own_policy = not cfg.overlap and not separate
         self.snapshot = None if own_policy else PolicySnapshot(self.actor, env.device)
-        self._mirrors = self._build_mirrors() if symmetry else None
+        self._mirrors = None
+        if symmetry:
+            with mirror_setting("agent.offpolicy.symmetry"):
+                self._mirrors = self._build_mirrors()
         self.iteration = 0
         self.env_steps = 0
         self.updates = 0
