@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from cli_helpers import (
     one_line_error,
     progress,
@@ -308,6 +309,27 @@ def test_a_full_disk_during_a_save_is_one_line_and_loses_nothing(saved_run, smal
         assert (run / name).read_bytes() == data
     assert load_checkpoint(run / "model_6.pt")["iterations"] == 6
     assert not list(run.glob(".model_*.tmp")), "a failed save left a temp file"
+
+
+# ---- 7. a diverged checkpoint is refused, naming the last finite one ---------------------
+
+
+def test_a_non_finite_checkpoint_is_refused_naming_the_last_finite_one(saved_run, tmp_path, capsys):
+    run = copy_run(saved_run, tmp_path)
+    data = torch.load(run / "model_6.pt", weights_only=True)
+    data["model"]["actor_state_dict"]["mlp.0.weight"][0, 0] = float("nan")
+    torch.save(data, run / "model_6.pt")
+    rows = progress(run)
+    for args in (
+        ("export", "--checkpoint", run / "model_6.pt"),
+        ("train", "--task", TASK, "--resume", "--max_iterations", 8, "--log_root", tmp_path),
+        ("play", "--task", TASK, "--checkpoint", run / "model_6.pt", "--max_steps", 1),
+    ):
+        out = robolearn_in_process(capsys, *args)
+        one_line_error(out, f"{run / 'model_6.pt'} holds NaN in model.actor_state_dict.mlp.0")
+        assert f"the last finite checkpoint before it is {run / 'model_3.pt'}" in out.stderr
+    assert not (run / "exported").exists() and progress(run) == rows
+    assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_3.pt", "model_6.pt"]
 
 
 # ---- 16. the git state recorded is robolearn's, never a user's repository ---------------
