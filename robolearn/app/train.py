@@ -163,7 +163,7 @@ def _configs(
         setup = build_setup(opts.task, overrides, **flags)
     if opts.logger is not None:
         setup.agent_cfg.logger = opts.logger
-    algo.check(setup.agent_cfg)
+    algo.check(setup.agent_cfg, opts.distributed)
     done = int(resume_data["iterations"]) if resume_data is not None else 0
     if resume_data is not None and setup.agent_cfg.max_iterations <= done:
         raise RobolearnError(
