@@ -379,12 +379,18 @@ def _check_against_torch(net, scripted, stage: Path, spec: NetSpec, samples: int
             scripted_out = run_network(scripted, spec, inputs["jit"])
             onnx_out = session.run(None, {k: v.numpy() for k, v in inputs["onnx"].items()})
             for ref, jit, onx in zip(reference, scripted_out, onnx_out, strict=True):
-                max_diff = max(max_diff, float(np.abs(onx - ref.numpy()).max()))
-                jit_diff = max(jit_diff, float((jit - ref).abs().max()))
+                if not torch.isfinite(ref).all():
+                    raise RobolearnError(
+                        "the policy's outputs are not finite (its weights hold NaN or an "
+                        "infinity); nothing was exported"
+                    )
+                # np.maximum keeps a NaN, where max() would drop it and report 0
+                max_diff = float(np.maximum(max_diff, float(np.abs(onx - ref.numpy()).max())))
+                jit_diff = float(np.maximum(jit_diff, float((jit - ref).abs().max())))
             for key, outs in (("torch", reference), ("jit", scripted_out)):
                 states[key] = _next_state(spec, outs)
             states["onnx"] = _next_state(spec, [torch.from_numpy(o) for o in onnx_out])
-    if max_diff > 1e-4 or jit_diff > 1e-5:
+    if not (max_diff <= 1e-4 and jit_diff <= 1e-5):  # NaN fails too
         raise RuntimeError(f"exported policy disagrees with torch: onnx {max_diff}, jit {jit_diff}")
     return session, max_diff, jit_diff
 

@@ -26,10 +26,9 @@ from typing import Any
 from robolearn.config import load_config, load_yaml
 from robolearn.errors import RobolearnError
 from robolearn.files import process_alive
-from robolearn.rl.checkpoint import pretrained_path
+from robolearn.rl.checkpoint import CHECKPOINT_RE, pretrained_path
 from robolearn.rl.config import AgentCfg
 
-CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 _RUN_RE = re.compile(r"^(\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)(?:\.(\d+))?(?:_(.*))?$")
 # Temp files of checkpoint writes: write_atomic names them .<file>.<pid>.<random>.tmp

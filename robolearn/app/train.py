@@ -163,7 +163,7 @@ def _configs(
         setup = build_setup(opts.task, overrides, **flags)
     if opts.logger is not None:
         setup.agent_cfg.logger = opts.logger
-    algo.check(setup.agent_cfg)
+    algo.check(setup.agent_cfg, opts.distributed)
     done = int(resume_data["iterations"]) if resume_data is not None else 0
     if resume_data is not None and setup.agent_cfg.max_iterations <= done:
         raise RobolearnError(
@@ -215,32 +215,43 @@ def _train(
     # folder is made once the env is built, so that a refusal, or a kill while
     # allocating, leaves no empty run folder behind.
     folder, resume_data = None, None
-    if opts.resume:
-        folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
-        resume_data = _load_resume(opts, folder)
-        algo = _algorithm(opts, algorithm_of(resume_data).name, str(folder.checkpoint))
-        setup = _configs(opts, algo, resume_data, None)
-    base_seed = setup.env_cfg.seed
-    if ctx.threads is not None:
-        setup.env_cfg.sim.nthread = ctx.threads
-    # params/ gets the configs as they are now: building the env or a curriculum later may
-    # change fields of the live ones
-    started = Setup(
-        setup.spec, copy.deepcopy(setup.env_cfg), copy.deepcopy(setup.agent_cfg), setup.overrides
-    )
-    setup.env_cfg.seed = base_seed + ctx.dist.rank  # every rank sees other episodes
-    from robolearn.env import ManagerBasedRLEnv
-
-    env = ManagerBasedRLEnv(setup.env_cfg)
-    if folder is None:
-        folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
     try:
-        run = _Run(folder, algo, setup, started, env, resume_data, source)
-        return _train_in(opts, run, ctx)
-    except BaseException:
-        if ctx.dist.is_main:
-            folder.discard_if_empty()
-        raise
+        if opts.resume:
+            folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
+            resume_data = _load_resume(opts, folder)
+            algo = _algorithm(opts, algorithm_of(resume_data).name, str(folder.checkpoint))
+            setup = _configs(opts, algo, resume_data, None)
+        base_seed = setup.env_cfg.seed
+        if ctx.threads is not None:
+            setup.env_cfg.sim.nthread = ctx.threads
+        # params/ gets the configs as they are now: building the env or a curriculum later
+        # may change fields of the live ones
+        started = Setup(
+            setup.spec,
+            copy.deepcopy(setup.env_cfg),
+            copy.deepcopy(setup.agent_cfg),
+            setup.overrides,
+        )
+        setup.env_cfg.seed = base_seed + ctx.dist.rank  # every rank sees other episodes
+        from robolearn.env import ManagerBasedRLEnv
+
+        env = ManagerBasedRLEnv(setup.env_cfg)
+        # From here a signal asks for a stop rather than killing the process: a run
+        # folder made now is either removed (a stop before training begins) or saved.
+        stop = StopRequest()
+        with stop_on_signals(stop):
+            if folder is None:
+                folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
+            try:
+                run = _Run(folder, algo, setup, started, env, resume_data, source)
+                return _train_in(opts, run, ctx, stop)
+            except BaseException:
+                if ctx.dist.is_main:
+                    folder.discard_if_empty()
+                raise
+    finally:
+        if folder is not None:
+            folder.release()
 
 
 def _shared_folder(opts: TrainOptions, experiment: str, ctx: RunContext) -> RunFolder:
@@ -252,14 +263,18 @@ def _shared_folder(opts: TrainOptions, experiment: str, ctx: RunContext) -> RunF
         except RobolearnError as exc:
             problem = str(exc)
     if ctx.monitor is not None:
-        folder, problem = ctx.monitor.broadcast_object((folder, problem))
+        # the lock is rank 0's: the others get the folder without it
+        sent = dataclasses.replace(folder, lock=None) if folder is not None else None
+        shared, problem = ctx.monitor.broadcast_object((sent, problem))
+        folder = folder if folder is not None else shared
     if problem:
         raise RobolearnError(problem)
     return folder
 
 
-def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
-    """Train the run (resumed, or started with its params/ written) to the end or a stop."""
+def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext, stop: StopRequest) -> int:
+    """Train the run (resumed, or started with its params/ written) to the end or a stop;
+    a stop before training begins leaves no new run folder."""
     info, log, env, folder = ctx.dist, ctx.log, run.env, run.folder
     run_info = {
         "task": opts.task,
@@ -287,7 +302,12 @@ def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext) -> int:
         f"{env.scene.engine.name} ({env.device}), run folder {folder.path}"
     )
     recorder = _video_recorder(opts, env, folder.path) if opts.video and info.is_main else None
-    outcome = _learn(learner, run, recorder, ctx)
+    if _stopped_before_learning(stop, ctx):
+        log(f"stopped by {stop.signal_name} before training began; nothing saved")
+        if info.is_main:
+            folder.discard_if_empty()
+        return 0
+    outcome = _learn(learner, run, recorder, ctx, stop)
     if info.enabled:
         log(f"policy parameters identical on all {info.world_size} ranks")
     if outcome == "done":
@@ -340,30 +360,38 @@ def _import_for_record(module: str) -> str:
     return str(Path(module).resolve()) if module.endswith(".py") else module
 
 
-def _learn(learner: Learner, run: _Run, recorder, ctx: RunContext) -> str:
-    """Train under the signal handlers and the health checks; a failed collective names the
-    rank that failed."""
-    stop = StopRequest()
+def _stopped_before_learning(stop: StopRequest, ctx: RunContext) -> bool:
+    """Whether a signal came while the run was being set up (on any rank: they agree)."""
+    if ctx.monitor is None:
+        return bool(stop)
+    if ctx.monitor.any_true(bool(stop)):
+        stop.signal_name = stop.signal_name or "a signal to another rank"
+        return True
+    return False
+
+
+def _learn(learner: Learner, run: _Run, recorder, ctx: RunContext, stop: StopRequest) -> str:
+    """Train with the health checks, ``stop`` set by the signal handlers; a failed
+    collective names the rank that failed."""
     log, monitor = ctx.log, ctx.monitor
-    with stop_on_signals(stop):
-        try:
-            health = TrainingHealth(
-                run.env,
-                log=_silent if log is _silent else _to_stderr,
-                check_nonfinite=run.setup.agent_cfg.check_for_nan,
-                any_rank=monitor.any_true if monitor is not None else None,
-            )
-            outcome = learner.learn(
-                run.setup.agent_cfg.max_iterations,
-                stop=stop,
-                log=log,
-                on_step=recorder,
-                health=health,
-            )
-        except RuntimeError as exc:
-            if monitor is None or isinstance(exc, distributed.RankError):
-                raise
-            raise monitor.explain(exc) from exc
+    try:
+        health = TrainingHealth(
+            run.env,
+            log=_silent if log is _silent else _to_stderr,
+            check_nonfinite=run.setup.agent_cfg.check_for_nan,
+            any_rank=monitor.any_true if monitor is not None else None,
+        )
+        outcome = learner.learn(
+            run.setup.agent_cfg.max_iterations,
+            stop=stop,
+            log=log,
+            on_step=recorder,
+            health=health,
+        )
+    except RuntimeError as exc:
+        if monitor is None or isinstance(exc, distributed.RankError):
+            raise
+        raise monitor.explain(exc) from exc
     if recorder is not None:
         recorder.close()
     return outcome

@@ -4,7 +4,8 @@ A checkpoint is a dict of tensors and plain data (``torch.save``) holding rsl-rl
 critic and optimizer state (the observation normalizer is in the actor's state), the number
 of iterations done, torch's random state, and what is needed to rebuild the run: the task,
 the config overrides and the agent config. It is loaded with ``weights_only=True``, so a
-checkpoint from elsewhere cannot execute anything.
+checkpoint from elsewhere cannot execute anything, and refused when its learned state holds
+NaN or an infinity (a run that diverged), so that nothing resumes, plays or exports it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from robolearn.errors import RobolearnError
 from robolearn.files import write_atomic
 
 FORMAT = "robolearn-checkpoint-1"
+CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
+"""The name of a run's checkpoint, ``model_<iterations>.pt``."""
 REQUIRED_KEYS = ("model", "agent", "iterations")
 """What every robolearn checkpoint holds: the policy's state, the agent config that shapes
 it, and the iterations it was trained for."""
@@ -76,8 +79,64 @@ def save_checkpoint(path: str | os.PathLike, data: dict[str, Any]) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
-    """Load a checkpoint safely; a missing, truncated or foreign file is a RobolearnError."""
+    """Load a checkpoint safely; a missing, truncated or foreign file is a RobolearnError, and
+    so is one whose learned state is not finite (naming the last finite one before it)."""
     path = Path(path)
+    data = _read(path, map_location)
+    bad = _nonfinite_entry(data["model"])
+    if bad is not None:
+        raise RobolearnError(
+            f"checkpoint {path} holds {bad}: training diverged before it was saved; "
+            f"{_last_finite(path)}"
+        )
+    return data
+
+
+def _nonfinite_entry(state: Any, where: str = "model") -> str | None:
+    """The first tensor of a checkpoint's learned state that holds NaN or an infinity, as
+    ``NaN in model.actor_state_dict.mlp.0.weight``; None when every tensor is finite."""
+    if isinstance(state, dict):
+        entries = state.items()
+    elif isinstance(state, list | tuple):
+        entries = enumerate(state)
+    else:
+        if torch.is_tensor(state) and state.is_floating_point():
+            if torch.isnan(state).any():
+                return f"NaN in {where}"
+            if torch.isinf(state).any():
+                return f"an infinity in {where}"
+        return None
+    for key, value in entries:
+        found = _nonfinite_entry(value, f"{where}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def _last_finite(path: Path) -> str:
+    """Where a run can go back to from its non-finite checkpoint ``path``: the newest
+    checkpoint before it in its folder that loads and is finite."""
+    m = CHECKPOINT_RE.match(path.name)
+    if m is None:
+        return "use a checkpoint saved before the training diverged"
+    earlier = [
+        (int(e.group(1)), p)
+        for p in path.parent.glob("model_*.pt")
+        if (e := CHECKPOINT_RE.match(p.name)) and int(e.group(1)) < int(m.group(1))
+    ]
+    for _, candidate in sorted(earlier, reverse=True):
+        try:
+            data = _read(candidate, "cpu")
+        except RobolearnError:
+            continue
+        if _nonfinite_entry(data["model"]) is None:
+            return f"the last finite checkpoint before it is {candidate}"
+    return "no checkpoint of its run before it is finite: start a new run"
+
+
+def _read(path: Path, map_location: str | torch.device) -> dict:
+    """A checkpoint's data as saved; a missing, truncated or foreign file is a
+    RobolearnError."""
     if path.is_dir():
         raise RobolearnError(
             f"checkpoint {path} is a folder; a checkpoint is a file (model_<iteration>.pt)"

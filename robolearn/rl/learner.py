@@ -211,8 +211,9 @@ class Algorithm(abc.ABC):
         hold)."""
         return overrides
 
-    def check(self, agent_cfg: AgentCfg) -> None:  # noqa: B027 (a default: nothing to check)
-        """Raise RobolearnError, naming the field, for settings this learner cannot run."""
+    def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:  # noqa: B027
+        """Raise RobolearnError, naming the field, for settings this learner cannot run (as
+        one rank of a torchrun job, with ``distributed``). The default: nothing to check."""
 
     @abc.abstractmethod
     def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> Learner:

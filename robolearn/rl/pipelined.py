@@ -31,6 +31,10 @@ import torch
 
 from robolearn.errors import RobolearnError
 
+ONE_PROCESS = "agent.pipelined runs in one process; leave out --nproc and --distributed"
+"""The refusal of a pipelined run as a torchrun rank (``PPO.check`` says it before the run
+starts)."""
+
 
 def pipeline_problem(runner: Any) -> str | None:
     """Why ``runner`` cannot train pipelined, or None."""
@@ -38,7 +42,7 @@ def pipeline_problem(runner: Any) -> str | None:
     if runner.distilling:
         return "agent.pipelined trains PPO; a distillation is not pipelined"
     if runner.is_distributed:
-        return "agent.pipelined runs in one process; leave out --nproc and --distributed"
+        return ONE_PROCESS
     if alg.actor.is_recurrent or alg.critic.is_recurrent:
         return "agent.pipelined does not take recurrent policies (agent.policy.recurrent)"
     if getattr(alg, "rnd", None):

@@ -15,15 +15,20 @@ from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import checkpoint_path, load_checkpoint
 from robolearn.rl.config import AgentCfg, compile_problem
 from robolearn.rl.learner import Algorithm, CheckpointPolicy, LearnerContext
+from robolearn.rl.pipelined import ONE_PROCESS
 from robolearn.rl.ppo_memory import require_training_memory
-from robolearn.rl.symmetry import env_mirrors, mirror_setting
 from robolearn.rl.runner import Runner
+from robolearn.rl.symmetry import env_mirrors, mirror_setting
 
 
 class PPO(Algorithm):
     """rsl-rl's PPO, the default learner; distillation when ``agent.distillation`` is on."""
 
     name = "ppo"
+
+    def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:
+        if distributed and agent_cfg.pipelined:
+            raise RobolearnError(ONE_PROCESS)
 
     def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> Runner:
         """A runner on ``env``, once it is known that it can train here: a C++ compiler

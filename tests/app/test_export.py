@@ -165,3 +165,19 @@ def test_a_schema_2_description_without_hashes_loads_as_before(exports, tmp_path
     (old / "policy.json").write_text(json.dumps(desc))
     for name in ("policy.onnx", "policy.pt"):
         assert robolearn.load_policy(old / name).description["schema_version"] == 2
+
+
+def test_export_policy_refuses_a_policy_whose_actions_are_not_finite(exports, tmp_path):
+    """The library's export_policy, given a policy built in memory (no checkpoint file to
+    refuse): its check against torch fails on NaN, where it reported a difference of 0."""
+    from robolearn.app.configs import build_setup
+    from robolearn.app.export import export_policy
+    from robolearn.env import ManagerBasedRLEnv
+    from robolearn.rl.checkpoint_policy import policy_of
+
+    env = ManagerBasedRLEnv(build_setup(TASK, [], num_envs=1, engine="cpu").env_cfg)
+    data = torch.load(exports["model_3"], weights_only=True)
+    data["model"]["actor_state_dict"]["mlp.0.weight"][0, 0] = float("nan")
+    with pytest.raises(RobolearnError, match="the policy's outputs are not finite"):
+        export_policy(policy_of(env, data), env, tmp_path / "out")
+    assert not any((tmp_path / "out").iterdir())

@@ -60,6 +60,8 @@ def test_pipelined_refusals_are_one_line(tmp_path, capsys):
     for args, fragment in (
         (["agent.policy.recurrent.type=gru"], "agent.pipelined does not take recurrent"),
         (["agent.pipelined_ratio_clip=0"], "agent.pipelined_ratio_clip must be a finite"),
+        # a rank of `--nproc K`: refused before the process group starts or a file is written
+        (["--distributed"], "agent.pipelined runs in one process; leave out --nproc"),
     ):
         out = robolearn_in_process(
             capsys, "train", "--task", TASK, "--num_envs", "4", "--max_iterations", "1",

@@ -26,6 +26,7 @@ from robolearn.errors import RobolearnError
 from robolearn.mdp.mirror import Mirror, action_mirror, group_mirror
 from robolearn.rl.config import fast_bf16
 from robolearn.rl.config.offpolicy import OffPolicyCfg
+from robolearn.rl.nets import mlp_parameters
 from robolearn.rl.offpolicy.collector import (
     Collector,
     CollectorThread,
@@ -33,7 +34,6 @@ from robolearn.rl.offpolicy.collector import (
     StepMover,
 )
 from robolearn.rl.offpolicy.networks import SquashedActor, TwinCritic
-from robolearn.rl.nets import mlp_parameters
 from robolearn.rl.offpolicy.replay import Batch, ReplayBuffer
 from robolearn.rl.symmetry import mirror_setting
 from robolearn.scene.mirror import IndexMirror

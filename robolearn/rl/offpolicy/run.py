@@ -38,7 +38,7 @@ class _OffPolicy(Algorithm):
     takes_wandb = False
     label: ClassVar[str]
 
-    def check(self, agent_cfg: AgentCfg) -> None:
+    def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:
         agent_cfg.offpolicy.validate()
         if agent_cfg.distillation.enabled:
             raise RobolearnError(

@@ -57,7 +57,7 @@ class SHAC(Algorithm):
             ours.append("env.sim.newton.solver=featherstone")
         return [*ours, *(o for o in overrides if o not in ours)]
 
-    def check(self, agent_cfg: AgentCfg) -> None:
+    def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:
         agent_cfg.shac.validate()
 
     def refusal(self, flag: str) -> str:
