@@ -68,8 +68,9 @@ class RunFolder:
                 parent.rmdir()  # only if still empty: another run may have started there
 
 
-def pick_run_folder(opts: Any, experiment: str) -> RunFolder:
-    """A new run folder (created now, by this process only), or the run to resume."""
+def pick_run_folder(opts: Any, experiment: str, tidy: bool = True) -> RunFolder:
+    """A new run folder (created now, by this process only), or the run to resume, where
+    (with ``tidy``) the temp files of killed checkpoint writes are removed."""
     log_root = Path(opts.log_root)
     if not opts.resume:
         parents = [p for p in (log_root / experiment, log_root) if not p.exists()]
@@ -80,7 +81,7 @@ def pick_run_folder(opts: Any, experiment: str) -> RunFolder:
     note = ""
     if run_dir != newest:
         note = f"the newest run {newest.name} has no checkpoint; "
-    removed = remove_stale_temp_files(run_dir)
+    removed = remove_stale_temp_files(run_dir) if tidy else []
     if removed:
         note += f"removed {len(removed)} unfinished checkpoint write(s) of a killed run; "
     return RunFolder(run_dir, resolve_checkpoint(run_dir, opts.checkpoint), note=note)
