@@ -18,6 +18,7 @@ holds other files.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
@@ -310,15 +311,20 @@ def export_policy(
     with the sha256 its ``policy.json`` records, which ``load_policy`` refuses. Other files
     in ``out_dir`` are left alone, and so are the staging folders of exports still running;
     those of exports that died are deleted first.
+
+    A file that cannot be written (a full disk, a folder not writable) is a RobolearnError
+    naming it; the staging folder goes, and so do the folders this export created.
     """
     model, obs_groups = policy.actor, policy.obs_groups
     net, onnx_net, spec = network_of(model, env.num_actions)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    removed = remove_stale_temp_files(out_dir, _TEMP_RE)
-    stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=f".export.{os.getpid()}.", suffix=".tmp"))
+    made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]  # deepest first
+    stage = None
     try:
-        scripted = _write_torchscript(net, stage / FILES["torchscript"])
-        _write_onnx(onnx_net, spec, stage / FILES["onnx"])
+        stage, removed = _staging_folder(out_dir)
+        with _writing(out_dir / FILES["torchscript"]):
+            scripted = _write_torchscript(net, stage / FILES["torchscript"])
+        with _writing(out_dir / FILES["onnx"]):
+            _write_onnx(onnx_net, spec, stage / FILES["onnx"])
         description = describe(
             env,
             obs_groups,
@@ -336,13 +342,16 @@ def export_policy(
         description["files"] = {
             kind: {"file": name, "sha256": sha256_of(stage / name)} for kind, name in FILES.items()
         }
-        (stage / DESCRIPTION).write_bytes(json.dumps(description, indent=2).encode())
+        with _writing(out_dir / DESCRIPTION):
+            (stage / DESCRIPTION).write_bytes(json.dumps(description, indent=2).encode())
         session, max_diff, jit_diff = _check_against_torch(
             net, scripted, stage, spec, check_samples
         )
         _publish(stage, out_dir)
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        _remove_empty(made)  # after a failure: a folder holding the set is not empty
     times = _latencies(session, {k: v.numpy() for k, v in spec.sample_inputs(1).items()})
     return {
         "onnx": str(out_dir / FILES["onnx"]),
@@ -358,6 +367,37 @@ def export_policy(
         "onnx_latency_us_median": statistics.median(times) * 1e6,
         "onnx_latency_us_p99": sorted(times)[int(0.99 * len(times))] * 1e6,
     }
+
+
+def _staging_folder(out_dir: Path) -> tuple[Path, list[Path]]:
+    """(a new staging folder in ``out_dir``, made if need be; the staging folders of dead
+    exports removed there)."""
+    with _writing(out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        removed = remove_stale_temp_files(out_dir, _TEMP_RE)
+        prefix = f".export.{os.getpid()}."
+        return Path(tempfile.mkdtemp(dir=out_dir, prefix=prefix, suffix=".tmp")), removed
+
+
+@contextlib.contextmanager
+def _writing(path: Path):
+    """An OSError while writing ``path`` (a full disk, a folder not writable) as a
+    RobolearnError that names it: torch and open() name no file, or the staging one."""
+    try:
+        yield
+    except OSError as exc:
+        raise RobolearnError(
+            f"cannot write {path}: {exc.strerror or exc}; the export left no file behind "
+            "(--output writes elsewhere)"
+        ) from exc
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) where they are empty: after a failed export, the
+    ones it created."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _check_against_torch(net, scripted, stage: Path, spec: NetSpec, samples: int):
@@ -411,13 +451,15 @@ def _publish(stage: Path, out_dir: Path) -> None:
     ``policy.json`` last, each on disk (fsync) before any is renamed."""
     names = [*FILES.values(), DESCRIPTION]
     for name in names:
-        fd = os.open(stage / name, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with _writing(out_dir / name):
+            fd = os.open(stage / name, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # a disk that fills up late says so here
+            finally:
+                os.close(fd)
     for name in names:
-        os.replace(stage / name, out_dir / name)
+        with _writing(out_dir / name):
+            os.replace(stage / name, out_dir / name)
 
 
 def _write_torchscript(net: torch.nn.Module, path: Path):

@@ -37,15 +37,24 @@ class PlayOptions:
     overrides: list[str] = dataclasses.field(default_factory=list)
 
 
+def check_trained_on(data: dict, task: str) -> None:
+    """A checkpoint's ``data`` (:func:`~robolearn.rl.checkpoint.load_checkpoint`) trained on
+    another task than ``task`` is a RobolearnError: play and view refuse it before they
+    build anything."""
+    trained_on = data.get("task")
+    if trained_on not in (None, task):
+        raise RobolearnError(f"the policy was trained on {trained_on!r}, not {task!r}")
+
+
 def env_for_checkpoint(task: str, data: dict, overrides: list[str], other_task: bool = False, **kw):
     """The play variant of the task, with the overrides the checkpoint was trained with;
     ``other_task``: the policy may come from another task (an exported one, whose inputs
     and outputs are checked against the env), whose overrides are then not replayed."""
     from robolearn.env import ManagerBasedRLEnv
 
+    if not other_task:
+        check_trained_on(data, task)
     trained_on = data.get("task")
-    if trained_on not in (None, task) and not other_task:
-        raise RobolearnError(f"the policy was trained on {trained_on!r}, not {task!r}")
     replayed = data.get("overrides", []) if trained_on in (None, task) else []
     setup = build_setup(task, overrides, play=True, replayed=replayed, **kw)
     return ManagerBasedRLEnv(setup.env_cfg), setup

@@ -123,9 +123,11 @@ class RunFolder:
                 parent.rmdir()  # only if still empty: another run may have started there
 
 
-def pick_run_folder(opts: Any, experiment: str) -> RunFolder:
+def pick_run_folder(opts: Any, experiment: str, tidy: bool = True) -> RunFolder:
     """A new run folder (created now, by this process only), or the run to resume; either
-    locked for this process (:func:`lock_run`)."""
+    locked for this process (:func:`lock_run`). With ``tidy`` false a run to resume is only
+    looked at (a check before the ranks start): its lock is tried, so that a run another
+    process holds is refused, and let go again, and no temp file is removed."""
     log_root = Path(opts.log_root)
     if not opts.resume:
         parents = [p for p in (log_root / experiment, log_root) if not p.exists()]
@@ -141,10 +143,13 @@ def pick_run_folder(opts: Any, experiment: str) -> RunFolder:
     run_dir = resolve_run(log_root, experiment, opts.load_run, need_checkpoint=True)
     checkpoint = resolve_checkpoint(run_dir, opts.checkpoint)
     lock = lock_run(run_dir)  # before anything in it changes
+    if not tidy and lock is not None:
+        lock.close()
+        lock = None
     note = ""
     if run_dir != newest:
         note = f"the newest run {newest.name} has no checkpoint; "
-    removed = remove_stale_temp_files(run_dir)
+    removed = remove_stale_temp_files(run_dir) if tidy else []
     if removed:
         note += f"removed {len(removed)} unfinished checkpoint write(s) of a killed run; "
     return RunFolder(run_dir, checkpoint, note=note, lock=lock)

@@ -74,6 +74,13 @@ def read_run_params(run_dir: str | os.PathLike) -> RunParams:
     if not run_dir.is_dir():
         raise RobolearnError(f"{run_dir} is not a folder")
     if not params.is_dir():
+        if checkpoints(run_dir):
+            raise RobolearnError(
+                f"{run_dir} holds checkpoints but its params/ is missing (deleted?), and a "
+                "run's configs are read from there: restore params/ from a copy, or start a "
+                f"new run with --task (--resume --load_run {run_dir} continues this one from "
+                "its checkpoint)"
+            )
         raise RobolearnError(f"{run_dir} is not a run folder: it has no params/")
     for name in ("run.yaml", "env.yaml", "agent.yaml"):
         if not (params / name).is_file():
@@ -267,10 +274,12 @@ def resolve_run(
         return Path(load_run)
     runs = list_runs(log_root, experiment)
     if not runs:
+        _refuse_without_params(log_root, experiment, load_run)
         raise RobolearnError(f"no runs of {experiment!r} under {log_root / experiment}")
     if load_run:
         runs = [r for r in runs if _matches(load_run, r.name) or (_run_order(r)[2] == load_run)]
         if not runs:
+            _refuse_without_params(log_root, experiment, load_run)
             names = ", ".join(r.name for r in list_runs(log_root, experiment)[-5:])
             raise RobolearnError(
                 f"no run of {experiment!r} matches {load_run!r}; latest runs: {names}"
@@ -286,6 +295,31 @@ def resolve_run(
             )
         return saved[-1]
     return runs[-1]
+
+
+def _refuse_without_params(log_root: Path, experiment: str, load_run: str | None) -> None:
+    """Where no run is found: a RobolearnError about the newest folder ``load_run`` names
+    (any, without it) that holds checkpoints but no params/, which therefore was not
+    counted as a run; nothing when there is none."""
+    root = log_root / experiment
+    orphans = sorted(
+        (
+            p
+            for p in (root.iterdir() if root.is_dir() else ())
+            if p.is_dir()
+            and not (p / "params").is_dir()
+            and checkpoints(p)
+            and (not load_run or _matches(load_run, p.name) or _run_order(p)[2] == load_run)
+        ),
+        key=_run_order,
+    )
+    if orphans:
+        run = orphans[-1]
+        raise RobolearnError(
+            f"{run} holds checkpoints but its params/ is missing (deleted?), so it does not "
+            f"count as a run: restore params/ from a copy, or name the folder (--load_run "
+            f"{run}) to use its checkpoints anyway; --from cannot start from it without params/"
+        )
 
 
 def resolve_checkpoint(run_dir: Path, checkpoint: str | None) -> Path:

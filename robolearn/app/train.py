@@ -75,8 +75,20 @@ class TrainOptions:
     ``--from`` run's, else PPO."""
 
 
-def train(opts: TrainOptions, log=print) -> int:
-    """Run training; returns the exit status."""
+def check(opts: TrainOptions) -> None:
+    """Every check :func:`train` makes before its process group starts or it writes a file,
+    and nothing else: ``robolearn train --nproc`` makes them before it starts the ranks, so
+    that a mistake is one line rather than one per rank. With ``--resume``, the run and the
+    checkpoint it continues from too (rank 0 finds them again once the ranks started)."""
+    opts, _, setup, _ = _checked(opts)
+    if opts.resume:
+        # rank 0 tidies the run folder and says so
+        _resumed(opts, pick_run_folder(opts, setup.agent_cfg.experiment_name, tidy=False))
+
+
+def _checked(opts: TrainOptions) -> tuple[TrainOptions, Algorithm, Setup, RunParams | None]:
+    """The flags and overrides checked: (the options, the task filled in from a ``--from``
+    run; the learner; the configs; the ``--from`` run's params)."""
     if opts.logger not in (None, "tensorboard", "wandb"):
         raise RobolearnError(f"unknown logger {opts.logger!r}; valid: tensorboard, wandb")
     source = None
@@ -97,8 +109,13 @@ def train(opts: TrainOptions, log=print) -> int:
         raise RobolearnError("--task is required (or --from a run folder)")
     check_resume_flags(opts)
     algo = _algorithm(opts, source.algo if source is not None else None, "the --from run")
+    return opts, algo, _configs(opts, algo, None, source), source
+
+
+def train(opts: TrainOptions, log=print) -> int:
+    """Run training; returns the exit status."""
     # Every flag and override is checked before a process group starts or a file is written.
-    checked = _configs(opts, algo, None, source)
+    opts, algo, checked, source = _checked(opts)
     ctx = RunContext(opts.task, checked.env_cfg.sim.engine, log)
     if opts.distributed:
         ctx.dist, ctx.engine, ctx.threads = distributed.initialize(
@@ -218,9 +235,7 @@ def _train(
     try:
         if opts.resume:
             folder = _shared_folder(opts, setup.agent_cfg.experiment_name, ctx)
-            resume_data = _load_resume(opts, folder)
-            algo = _algorithm(opts, algorithm_of(resume_data).name, str(folder.checkpoint))
-            setup = _configs(opts, algo, resume_data, None)
+            resume_data, algo, setup = _resumed(opts, folder)
         base_seed = setup.env_cfg.seed
         if ctx.threads is not None:
             setup.env_cfg.sim.nthread = ctx.threads
@@ -334,14 +349,16 @@ def _write_params(opts: TrainOptions, run: _Run, run_info: dict[str, Any]) -> No
     write_params(run.folder.path / "params", run.started, record, ran_on)
 
 
-def _load_resume(opts: TrainOptions, folder: RunFolder) -> dict[str, Any]:
-    """The checkpoint a resumed run continues from, checked to be of this task."""
+def _resumed(opts: TrainOptions, folder: RunFolder) -> tuple[dict[str, Any], Algorithm, Setup]:
+    """(the checkpoint a resumed run continues from, checked to be of this task; its
+    learner; the configs it continues with)."""
     data = load_checkpoint(folder.checkpoint)
     if data.get("task") != opts.task:
         raise RobolearnError(
             f"{folder.checkpoint} is a checkpoint of {data.get('task')!r}, not {opts.task!r}"
         )
-    return data
+    algo = _algorithm(opts, algorithm_of(data).name, str(folder.checkpoint))
+    return data, algo, _configs(opts, algo, data, None)
 
 
 def _imports_record(opts: TrainOptions, source: RunParams | None) -> dict[str, list[str]]:

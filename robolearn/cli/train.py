@@ -137,11 +137,13 @@ def run(args: argparse.Namespace) -> int:
         algo = algorithm(args.algo)
         if not algo.takes_ranks:
             raise RobolearnError(algo.refusal("--nproc"))
+    from robolearn.app.train import TrainOptions, check, train
+
     if args.nproc:
         from robolearn.app.launch import launch_local
 
+        check(options(TrainOptions, args, distributed=True))  # one line, not one per rank
         return launch_local(args.nproc, args.argv)
-    from robolearn.app.train import TrainOptions, train
 
     opts = options(TrainOptions, args)
     return train(opts, log=lambda line: print(line, flush=True))

@@ -92,6 +92,7 @@ def _say(line: str) -> None:
 def _policy_source(opts: ViewOptions, experiment: str) -> tuple[Path | None, list[str]]:
     """(the run folder followed or the checkpoint played, or None; the overrides the policy
     was trained with, which the env replays before the user's)."""
+    from robolearn.app.play import check_trained_on
     from robolearn.app.runs import find_checkpoint
     from robolearn.rl.checkpoint import load_checkpoint
 
@@ -99,7 +100,9 @@ def _policy_source(opts: ViewOptions, experiment: str) -> tuple[Path | None, lis
         return wait_for_run(opts, experiment)
     if opts.actions == "policy" or opts.checkpoint:
         path = find_checkpoint(opts.task, experiment, opts.checkpoint, opts.load_run, opts.log_root)
-        return path, list(load_checkpoint(path).get("overrides", []))
+        data = load_checkpoint(path)
+        check_trained_on(data, opts.task)  # as play does, before the env or the server
+        return path, list(data.get("overrides", []))
     return None, []
 
 

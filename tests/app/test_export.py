@@ -5,10 +5,13 @@ load_policy and play refuse a set whose files disagree with it."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -181,3 +184,57 @@ def test_export_policy_refuses_a_policy_whose_actions_are_not_finite(exports, tm
     with pytest.raises(RobolearnError, match="the policy's outputs are not finite"):
         export_policy(policy_of(env, data), env, tmp_path / "out")
     assert not any((tmp_path / "out").iterdir())
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int):
+    """Writes past ``limit`` bytes into any file fail with EFBIG in this process, as on a
+    disk that fills up (no root needed); SIGXFSZ, which would kill it, is ignored."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_failed_write_is_one_line_naming_the_file_and_leaves_nothing(exports, tmp_path, capsys):
+    # a new output folder: named in the error, and gone after it
+    out = tmp_path / "new" / "exported"
+    with file_size_limit(4096):  # policy.pt, the first file written, is larger
+        failed = robolearn_in_process(
+            capsys, "export", "--checkpoint", exports["model_3"], "--output", out
+        )
+    one_line_error(failed, f"cannot write {out / 'policy.pt'}: File too large")
+    assert not (tmp_path / "new").exists()
+    # a folder holding a set: the set stays as it was, with nothing beside it
+    held = tmp_path / "held"
+    shutil.copytree(exports["a"], held)
+    with file_size_limit(4096):
+        failed = robolearn_in_process(
+            capsys, "export", "--checkpoint", exports["model_4"], "--output", held
+        )
+    one_line_error(failed, f"cannot write {held / 'policy.pt'}")
+    assert contents(held) == contents(exports["a"])
+    assert sorted(p.name for p in held.iterdir()) == sorted(FILES)
+
+
+def test_a_folder_not_writable_is_one_line_naming_it(exports, tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        with contextlib.suppress(PermissionError):
+            (locked / "probe").touch()
+            (locked / "probe").unlink()
+            pytest.skip("this user writes into read-only folders (root)")
+        for out in (locked, locked / "exported"):
+            failed = robolearn_in_process(
+                capsys, "export", "--checkpoint", exports["model_3"], "--output", out
+            )
+            one_line_error(failed, f"cannot write {out}: Permission denied")
+        assert not any(locked.iterdir())
+    finally:
+        locked.chmod(0o755)

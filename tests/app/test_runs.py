@@ -270,6 +270,26 @@ def test_resume_errors_name_the_problem(saved_run, tmp_path, capsys):
     )
 
 
+def test_a_run_whose_params_were_deleted_is_named_not_denied(saved_run, tmp_path, capsys):
+    run = copy_run(saved_run, tmp_path)
+    shutil.rmtree(run / "params")
+    missing = f"{run} holds checkpoints but its params/ is missing"
+    for how in ((), ("--load_run", run.name)):
+        out = robolearn_in_process(
+            capsys, "train", "--task", TASK, "--resume", *how, "--log_root", tmp_path
+        )
+        one_line_error(out, missing)
+        assert f"--load_run {run}" in out.stderr
+    one_line_error(
+        robolearn_in_process(capsys, "train", "--from", run, "--log_root", tmp_path), missing
+    )
+    assert sorted(p.name for p in (tmp_path / TASK).iterdir()) == [run.name]
+    # what the message offers: the folder named by its path resumes from its checkpoint
+    train_here("--task", TASK, "--resume", "--load_run", run, "--max_iterations", 7,
+               "--log_root", tmp_path)  # fmt: skip
+    assert load_checkpoint(run / "model_7.pt")["iterations"] == 7
+
+
 # ---- 6. a full disk is one line, and the checkpoints already saved survive --------------
 
 

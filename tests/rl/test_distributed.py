@@ -118,22 +118,75 @@ def _wait_for_iterations(tmp_path: Path, run_name: str, n: int, timeout: float =
     raise AssertionError("training did not get going")
 
 
+def _rank_of(pid: int) -> int:
+    """The rank torchrun gave the process ``pid`` (its RANK environment variable)."""
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return int(next(v for v in environ if v.startswith(b"RANK=")).split(b"=")[1])
+
+
 def test_a_killed_rank_ends_the_job_nonzero_within_the_bound(tmp_path):
     proc = _start(tmp_path, "kill")
     try:
         _wait_for_iterations(tmp_path, "kill", 2)
         workers = _workers(proc.pid)
         assert len(workers) == 2, workers
-        os.kill(workers[-1], signal.SIGKILL)
+        victim = workers[-1]
+        rank = _rank_of(victim)
+        os.kill(victim, signal.SIGKILL)
         killed_at = time.time()
         _stdout, stderr = proc.communicate(timeout=90)
         elapsed = time.time() - killed_at
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode != 0
+    assert proc.returncode == 1, stderr[-3000:]
     assert elapsed < 60, elapsed
-    assert "exitcode: -9" in stderr and "rank: 1" in stderr  # torchrun names the dead rank
+    # the dead rank named in one line, last; no torchrun traceback or failure report (the
+    # survivor's own line, that the job cannot continue, may come before it)
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert lines[-1] == (
+        f"robolearn: error: rank {rank} (pid {victim}) was killed by SIGKILL (out of memory, "
+        "or kill -9); the job stopped its other ranks"
+    ), stderr[-3000:]
+    assert len(lines) <= 2 and "Traceback" not in stderr, stderr[-3000:]
+
+
+def test_a_failed_rank_is_one_line_naming_it():
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+
+    from robolearn.app.launch import failure_line
+
+    def failed(**exits: tuple[int, int]) -> ChildFailedError:
+        """A torchrun job whose ranks (rank<i>=(exit code, seconds)) ended thus."""
+        failures = {}
+        for name, (code, when) in exits.items():
+            rank = int(name.removeprefix("rank"))
+            failures[rank] = ProcessFailure(rank, 1000 + rank, code, "<N/A>")
+            failures[rank].timestamp = when
+        return ChildFailedError("robolearn", failures)
+
+    # the first rank to fail is named, not the ranks the job stopped after it
+    assert failure_line(failed(rank0=(-15, 11), rank1=(-9, 10))) == (
+        "rank 1 (pid 1001) was killed by SIGKILL (out of memory, or kill -9); "
+        "the job stopped its other ranks"
+    )
+    assert failure_line(failed(rank0=(1, 10), rank1=(-15, 11))) == (
+        "rank 0 (pid 1000) exited with status 1; the job stopped its other ranks"
+    )
+    assert failure_line(failed(rank1=(-6, 10))).startswith(
+        "rank 1 (pid 1001) was killed by SIGABRT;"
+    )
+    # a rank that printed a user's mistake (status 2) said it itself: nothing to add
+    assert failure_line(failed(rank0=(2, 10), rank1=(-15, 11))) is None
+
+
+def test_mistakes_under_nproc_are_one_line_before_any_rank_starts(tmp_path, capsys):
+    from cli_helpers import one_line_error, robolearn_in_process
+
+    base = ("train", "--task", TASK, "--nproc", 2, "--log_root", tmp_path)
+    one_line_error(robolearn_in_process(capsys, *base, "env.bogus=1"), "'env.bogus'")
+    one_line_error(robolearn_in_process(capsys, *base, "--resume"), "no runs of 'cartpole_balance'")
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.slow  # about a minute: the barrier's timeout, then torchrun's teardown

@@ -49,3 +49,20 @@ def test_play_video_grid_of_envs(tmp_path):
     frames = decode(video)
     assert len(frames) == 12
     assert frames[0].shape[:2] == (720, 960)  # 2 x 2 tiles of 480 x 360
+
+
+def test_view_refuses_another_tasks_checkpoint_as_play_does(capsys):
+    from cli_helpers import one_line_error, robolearn_in_process
+
+    from robolearn.app.runs import pretrained_path
+
+    other = pretrained_path("humanoid_walk")
+    args = ("--task", "cartpole_balance", "--checkpoint", other)
+    played = robolearn_in_process(capsys, "play", *args)
+    one_line_error(played, "the policy was trained on 'humanoid_walk', not 'cartpole_balance'")
+    # refused before the env is built or the server listens: no port is ever taken
+    for command in (("view", *args), ("play", "--viewer", "web", *args)):
+        viewed = robolearn_in_process(capsys, *command, "--max_steps", 1, "--port", 0)
+        one_line_error(viewed, "the policy was trained on")
+        assert viewed.stderr == played.stderr
+        assert "web viewer" not in viewed.stdout
