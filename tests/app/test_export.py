@@ -183,7 +183,7 @@ def test_export_policy_refuses_a_policy_whose_actions_are_not_finite(exports, tm
     data["model"]["actor_state_dict"]["mlp.0.weight"][0, 0] = float("nan")
     with pytest.raises(RobolearnError, match="the policy's outputs are not finite"):
         export_policy(policy_of(env, data), env, tmp_path / "out")
-    assert not any((tmp_path / "out").iterdir())
+    assert not (tmp_path / "out").exists()  # the folder it made goes with the refusal
 
 
 @contextlib.contextmanager
