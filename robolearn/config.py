@@ -73,9 +73,16 @@ def check_range(
     return low, high
 
 
+MAX_LAG_STEPS = 10_000
+"""The longest delay or latency a config may ask for, in its steps: each env keeps every
+value of the lag (a ring of ``max + 1`` values per env), and real latencies are a few to a
+few hundred steps (10,000 physics steps are 10 s at a 1 ms step)."""
+
+
 def step_range(value: Any, where: str, unit: str) -> tuple[int, int]:
     """A config's ``(min, max)`` count of steps (a delay, a latency) as whole numbers with
-    ``0 <= min <= max``; a RobolearnError naming ``where`` otherwise."""
+    ``0 <= min <= max <=`` :data:`MAX_LAG_STEPS`; a RobolearnError naming ``where``
+    otherwise."""
     values = tuple(value) if isinstance(value, tuple | list) else ()
     if (
         len(values) != 2
@@ -84,6 +91,12 @@ def step_range(value: Any, where: str, unit: str) -> tuple[int, int]:
     ):
         raise RobolearnError(
             f"{where} must be [min, max] {unit}, whole numbers with 0 <= min <= max, got {value!r}"
+        )
+    if values[1] > MAX_LAG_STEPS:
+        raise RobolearnError(
+            f"{where}'s max of {values[1]:,} {unit} is beyond the {MAX_LAG_STEPS:,} a lag may "
+            "have (each env keeps every value it lags by); real latencies are a few to a few "
+            "hundred steps"
         )
     return int(values[0]), int(values[1])
 

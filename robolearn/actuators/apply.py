@@ -141,6 +141,8 @@ class DrivenJoint:
     delay: tuple[int, int] = (0, 0)
     network: tuple[str, int, float, float, float] | None = None
     """A learned actuator's (file, history, pos_scale, vel_scale, torque_scale), or None."""
+    config: str = ""
+    """The actuator config that drives it, as messages name it (``scene.actuators.legs``)."""
 
 
 def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJoint:
@@ -175,7 +177,7 @@ def _drive(actuator, joint, compiled, cfg: ImplicitPDCfg, where: str) -> DrivenJ
         joint.armature = armature
     driven = DrivenJoint(
         name, actuator.name, explicit, kp, kd, math.inf if effort is None else effort,
-        delay=step_range(cfg.delay, f"{where}.delay", "physics steps"),
+        delay=step_range(cfg.delay, f"{where}.delay", "physics steps"), config=where,
     )  # fmt: skip
     speed = _value(cfg.velocity_limit, name, "velocity_limit", where) if explicit else None
     if isinstance(cfg, DCMotorCfg):

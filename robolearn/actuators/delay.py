@@ -84,8 +84,8 @@ class ModelDelay:
         old = self._delay[:, self._ids]
         self._delay[:, self._ids] = torch.where(mask, seconds.to(old.dtype), old)
         held = default.to(self._history.dtype)[self._slot_owner]
-        old = self._history[:, self._slots]
-        self._history[:, self._slots] = torch.where(mask, held, old)
+        old = self._history[:, self._slots]  # a copy (N, slots), filled in place: one copy
+        self._history[:, self._slots] = torch.where(mask, held, old, out=old)
 
 
 def _value_slots(model: mujoco.MjModel, ids: Sequence[int]) -> list[list[int]]:

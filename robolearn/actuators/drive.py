@@ -181,6 +181,7 @@ class Drive:
         lag = self._lag_low + (draw * self._lag_span).long().clamp(max=self._lag_span - 1)
         mask = env_mask.unsqueeze(-1)
         self.lag = torch.where(mask, lag, self.lag)
-        self._history.copy_(
-            torch.where(mask.unsqueeze(0), default.to(self._history.dtype), self._history)
+        # in place: a ring of thousands of steps would otherwise be copied whole at a reset
+        torch.where(
+            mask.unsqueeze(0), default.to(self._history.dtype), self._history, out=self._history
         )

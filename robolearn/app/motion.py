@@ -103,7 +103,9 @@ def play_clip(opts: PlayClipOptions, log=print) -> Path:
     scene, robot = robot_scene(opts.task, opts.overrides or [])
     qpos = robot.qpos(clip)
     engine = scene.engine
-    renderer = EnvRenderer(engine, opts.width, opts.height, track_body=scene.root_body_id)
+    renderer = EnvRenderer(
+        engine, opts.width, opts.height, track_body=scene.root_body_id, fit=False
+    )
     frames = []
     try:
         for q in qpos:

@@ -239,11 +239,18 @@ class _Group:
         if self._image is None:  # the terms' widths are fixed: check them once
             height, width = self.cfg.image_shape
             pixels = height * width
-            odd = [f"{name} ({dim})" for name, dim in self.dims.items() if dim % pixels]
+            odd = []
+            for (name, _, _), cols in zip(self.terms, self._slices, strict=True):
+                dim, frame = self.dims[name], cols.stop - cols.start
+                if dim % pixels:
+                    frames = f" ({dim // frame} frames of {frame:,})" if dim != frame else ""
+                    odd.append(f"{name} gives {dim:,} values{frames}")
             if odd:
                 raise RobolearnError(
-                    f"observations.{self.name}: image_shape {(height, width)} needs every "
-                    f"term's width to be a multiple of {pixels} pixels; not {', '.join(odd)}"
+                    f"observations.{self.name}: image_shape {(height, width)} reads each "
+                    f"term as images of {height} x {width} = {pixels:,} values a channel, and "
+                    f"{', '.join(odd)}, not a whole number of them: set image_shape to the "
+                    "(height, width) of the terms' images (their camera's)"
                 )
             self._image = (x.shape[-1] // pixels, height, width)
         return x.view(x.shape[0], *self._image)

@@ -45,10 +45,26 @@ from robolearn.mdp.axes import sample_axes
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.motion import MotionClip, RobotModel, clip_kinematics, load_clip
 from robolearn.scene.cache import per_step
+from robolearn.sim.memory import require
 
 SAMPLINGS = ("adaptive", "uniform", "start")
 REF_RGBA = (0.95, 0.45, 0.1, 0.8)
 ROBOT_RGBA = (0.2, 0.6, 0.95, 0.8)
+
+
+def clip_bytes(frames: int, robot: RobotModel, tracked: int) -> int:
+    """Memory a clip of ``frames`` frames at the control rate takes while it is loaded for
+    training: its resampled frames and their kinematics (every body's pose and velocities,
+    float64), and its table of the ``tracked`` bodies (float32, two copies)."""
+    joints, bodies = len(robot.joint_names), robot.model.nbody
+    resampled = 3 * (7 + joints) * 8  # the clip and the interpolation's temporaries
+    kinematics = (2 * 13 * bodies + robot.model.nq + joints) * 8
+    table = 2 * (2 * joints + 13 * (tracked + 1)) * 4
+    return frames * (resampled + kinematics + table)
+
+
+_BYTES_PER_BIN_PAIR = 30
+"""Adaptive sampling's (bins, bins) kernel, float32, and the temporaries that make it."""
 
 
 def motion_path(name: str) -> Path:
@@ -84,7 +100,9 @@ class MotionCommand(CommandTerm):
         """The tracked bodies: the anchor first, then ``body_names`` (without it)."""
         self.body_ids = torch.as_tensor(body_ids, device=env.device)
         dt = env.step_dt
-        self.clips = [self._load(path, dt, what) for path in cfg.motion_files]
+        files = {path: load_clip(motion_path(path)) for path in cfg.motion_files}
+        self._require_memory(files, dt, len(names), what)
+        self.clips = [self._load(path, clip, dt, what) for path, clip in files.items()]
         self._build_tables(self.clips, body_ids, scene.root_body_id, dt)
         n, dev = env.num_envs, env.device
         self.frame = torch.zeros(n, dtype=torch.long, device=dev)
@@ -113,8 +131,35 @@ class MotionCommand(CommandTerm):
 
     # ---- clips ------------------------------------------------------------------------
 
-    def _load(self, path: str, dt: float, what: str) -> MotionClip:
-        clip = load_clip(motion_path(path))
+    def _require_memory(
+        self, files: dict[str, MotionClip], dt: float, tracked: int, what: str
+    ) -> None:
+        """Refuse clips whose frames at the control rate do not fit in memory, before they
+        are resampled: a clip's rate in its file sets how long it lasts, and a clip saved at
+        a rate far too low (1e-9 Hz) asked for terabytes here. The largest is named."""
+        frames = {path: self._frames(clip, dt) for path, clip in files.items()}
+        bin_s = self.cfg.adaptive_bin_s  # checked when the bins are made
+        per_bin = max(1, round(bin_s / dt)) if bin_s > 0 and math.isfinite(bin_s) else 1
+        bins = sum(math.ceil(f / per_bin) for f in frames.values())
+        path = max(frames, key=lambda p: frames[p])
+        clip = files[path]
+        require(
+            sum(clip_bytes(f, self.robot, tracked) for f in frames.values())
+            + bins * bins * _BYTES_PER_BIN_PAIR,
+            self.env.device,
+            f"{what}: {path}'s {frames[path]:,} frames at the control rate ({1 / dt:g} Hz; "
+            f"{clip.num_frames:,} at {clip.fps:g} Hz in its file, {clip.duration:,.0f} s)"
+            + (f" and those of {len(files) - 1} other clips" if len(files) > 1 else ""),
+            advice="convert it again at its true frame rate (robolearn motion convert --fps), "
+            "or track shorter clips",
+        )
+
+    @staticmethod
+    def _frames(clip: MotionClip, dt: float) -> int:
+        """How many frames ``clip`` has at the control step ``dt`` (as resampled)."""
+        return math.floor(clip.duration / dt + 1e-9) + 1
+
+    def _load(self, path: str, clip: MotionClip, dt: float, what: str) -> MotionClip:
         if clip.duration < dt:
             raise RobolearnError(
                 f"{what}: clip {path} lasts {clip.duration:.4g} s, shorter than one control "

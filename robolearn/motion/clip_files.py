@@ -37,6 +37,11 @@ FORMAT = 1
 QUAT_ORDERS = ("xyzw", "wxyz")
 ZIP_MAGIC = b"PK\x03\x04"
 """The first bytes of a zip archive, which an npz is."""
+FRAME_RATES = (1.0, 10_000.0)
+"""The frame rates (Hz) a CSV may be converted at: motion capture records at 30-480 Hz
+and retargeted clips are shipped at 30-120 Hz. A rate far below sets a duration far too
+long (at 1e-9 Hz, 20 frames last 600 years, which training would resample to its control
+rate)."""
 
 
 def save_clip(clip: MotionClip, path: str | os.PathLike) -> Path:
@@ -155,11 +160,19 @@ def read_csv(
     Raises:
         RobolearnError: a row with the wrong number of columns (saying what it takes), a
             value that is not a number, an unknown ``quat_order``, quaternions that are not
-            unit, or a root that the given order tilts over while the other keeps upright.
+            unit, a root that the given order tilts over while the other keeps upright, an
+            ``fps`` outside :data:`FRAME_RATES`, or a file of one frame.
     """
     path = Path(path)
     if quat_order not in QUAT_ORDERS:
         raise RobolearnError(f"quat_order {quat_order!r} is not one of {', '.join(QUAT_ORDERS)}")
+    low, high = FRAME_RATES
+    if not low <= fps <= high:
+        raise RobolearnError(
+            f"{path}: a frame rate (--fps) of {fps:g} Hz is outside the {low:g} to {high:,g} "
+            "Hz clips are recorded at (motion capture: 30-480 Hz); give the rate the CSV "
+            "was written at"
+        )
     if not path.is_file():
         raise RobolearnError(f"{path} does not exist")
     raw = path.read_bytes()
@@ -193,6 +206,11 @@ def read_csv(
             raise RobolearnError(f"{path}, line {line_no}: a value is not a number") from None
     if not rows:
         raise RobolearnError(f"{path} has no rows")
+    if len(rows) == 1:
+        raise RobolearnError(
+            f"{path} has one row: a clip takes two frames at least (one frame is a pose, with "
+            "no motion to track; a clip for training lasts longer than one control step)"
+        )
     data = np.array(rows)
     quat = data[:, 3:7]
     if quat_order == "xyzw":

@@ -35,16 +35,32 @@ class EnvRenderer:
         height: int = 480,
         track_body: int | None = None,
         distance: float = 3.0,
+        fit: bool = True,
     ) -> None:
+        """``fit``: shrink a size larger than the model's offscreen buffer to it (a default
+        size); False refuses it (a size the user asked for), in a RobolearnError."""
         per_env = set(getattr(engine, "per_env_fields", ()))
         self._visual = [f for f in VISUAL_FIELDS if f in per_env]
         # MuJoCo's renderer draws the model it was made with: a copy takes each env's fields
         model = copy.deepcopy(engine.model) if self._visual else engine.model
         vis = model.vis.global_
+        if not fit and (width > vis.offwidth or height > vis.offheight):
+            raise RobolearnError(
+                f"a {width}x{height} video is larger than the model's offscreen buffer "
+                f"({vis.offwidth}x{vis.offheight}), which MuJoCo's renderer draws into: ask "
+                "for at most that, or raise <visual><global offwidth offheight> in the MJCF "
+                "(OpenGL draws up to its GL_MAX_RENDERBUFFER_SIZE, 16384 on Mesa)"
+            )
         width, height = min(width, vis.offwidth), min(height, vis.offheight)
         try:
             self.renderer = mujoco.Renderer(model, height, width)
         except Exception as exc:  # the GL backend could not start
+            if "framebuffer is not complete" in str(exc):  # a buffer OpenGL cannot make
+                raise RobolearnError(
+                    f"OpenGL cannot draw the model's {vis.offwidth}x{vis.offheight} "
+                    "offscreen buffer (beyond its GL_MAX_RENDERBUFFER_SIZE, 16384 on Mesa); "
+                    "lower <visual><global offwidth offheight> in the MJCF"
+                ) from None
             backend = os.environ.get("MUJOCO_GL", "default")
             raise RobolearnError(
                 f"cannot render offscreen with MUJOCO_GL={backend} ({exc}); install Mesa's EGL "

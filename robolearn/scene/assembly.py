@@ -18,9 +18,10 @@ from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.init_state import add_init_keyframe
 from robolearn.scene.models import resolve_model_path
 from robolearn.scene.patterns import match_names
+from robolearn.scene.sensors import SensorCfg
 from robolearn.scene.sensors.camera import add_model_cameras
 from robolearn.sim import Engine, SimCfg, compile_model, load_spec, make_engine
-from robolearn.sim.memory import field_bytes_per_env
+from robolearn.sim.memory import HISTORIES, field_bytes_per_env
 from robolearn.sim.options import apply_sim_options
 from robolearn.sim.stability import check_timestep
 from robolearn.terrain import TerrainGrid, add_terrain
@@ -62,11 +63,37 @@ def build_engine(
         cfg.num_envs,
         replace(sim, per_env_fields=tuple(sim.per_env_fields) + delays),
         spec=spec,
-        # the env's own buffers (observations, commands, the scene's state in float32...):
-        # about half the cpu engine's fields for our tasks (measured 0.3-0.5x)
-        reserve_per_env=field_bytes_per_env(model) // 2,
+        reserve_per_env=memory_per_env(cfg, model, driven),
     )
     return engine, driven
+
+
+def memory_per_env(
+    cfg: SceneCfg, model: mujoco.MjModel, driven: list[DrivenJoint]
+) -> dict[str, int]:
+    """What the scene will allocate per env beside its engine, bytes by consumer, each
+    named with the setting that sizes it: the memory check made before the engine is
+    built counts them, and a refusal names the largest. The sensors' configs are checked
+    here (a bad one is refused before its size is counted)."""
+    itemsize = 8  # float64 on cpu, the largest of the engines' values
+    history = model.nhistory * itemsize  # the delayed loops' (counted by the engine)
+    # the env's own buffers (observations, commands, the scene's state in float32...):
+    # about half the cpu engine's fields for our tasks (measured 0.3-0.5x)
+    parts = {"the env's buffers": (field_bytes_per_env(model) - history) // 2}
+    delayed = [d for d in driven if d.explicit and d.delay[1] > 0]
+    if delayed:  # the drive's ring of commands, max + 1 deep, a value per actuator
+        longest = max(delayed, key=lambda d: d.delay[1])
+        steps = longest.delay[1]
+        what = f"{longest.config}.delay's ring of {steps + 1:,} commands"
+        parts[what] = (steps + 1) * model.nu * itemsize
+    # a reset copies the stored commands of MuJoCo's delayed loops (nsample each)
+    parts[HISTORIES] = sum(d.delay[1] + 2 for d in model_delays(driven)) * itemsize
+    for name, sensor in cfg.sensors.items():
+        if isinstance(sensor, SensorCfg):  # another value is refused when sensors are built
+            sensor.check(name)
+            nbytes, what = sensor.memory_per_env()
+            parts[f"scene.sensors.{name}'s {what}"] = nbytes
+    return parts
 
 
 def robot_spec(robot: EntityCfg, ground: bool) -> tuple[mujoco.MjSpec, list[DrivenJoint]]:

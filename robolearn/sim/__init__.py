@@ -27,6 +27,7 @@ from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.sim import messages
 from robolearn.sim.config import NewtonCfg, SimCfg
 from robolearn.sim.engine import DEFAULT_PER_ENV_FIELDS, Engine
+from robolearn.sim.memory import Reserve
 from robolearn.sim.model import CONTACT_FORCE_SENSOR, ModelSource, compile_model, load_spec
 from robolearn.sim.options import apply_sim_options
 from robolearn.sim.timer import EngineTimer
@@ -82,7 +83,7 @@ def make_engine(
     sim_cfg: SimCfg | None = None,
     *,
     spec: mujoco.MjSpec | None = None,
-    reserve_per_env: int = 0,
+    reserve_per_env: Reserve = 0,
 ) -> Engine:
     """Build ``num_envs`` simulations of a model on the engine ``sim_cfg`` names.
 
@@ -102,7 +103,8 @@ def make_engine(
         spec: the spec a compiled ``model`` came from, which the Newton engines import
             (Newton reads MJCF); not needed when ``model`` is a source.
         reserve_per_env: bytes the caller will allocate per env beside the engine (an
-            env's buffers), counted in the memory check made before anything is allocated.
+            env's buffers; or each consumer's by name, :data:`robolearn.sim.memory.Reserve`),
+            counted in the memory check made before anything is allocated.
 
     Raises:
         RobolearnError: unknown engine, num_envs < 1, an MJCF that does not compile, a
@@ -143,7 +145,7 @@ def _compiled(model: ModelSource | mujoco.MjModel, sim_cfg: SimCfg) -> mujoco.Mj
 
 
 def _mujoco_engine(
-    name: str, model: mujoco.MjModel, num_envs: int, sim_cfg: SimCfg, reserve_per_env: int
+    name: str, model: mujoco.MjModel, num_envs: int, sim_cfg: SimCfg, reserve_per_env: Reserve
 ) -> Engine:
     """:func:`make_engine` of ``cpu`` (MuJoCo's batch) or the MuJoCo Warp engines."""
     if name == "cpu":
@@ -162,7 +164,7 @@ def _newton_engine(
     num_envs: int,
     spec: mujoco.MjSpec | None,
     sim_cfg: SimCfg,
-    reserve_per_env: int,
+    reserve_per_env: Reserve,
 ) -> Engine:
     """:func:`make_engine` of ``newton`` or ``newton-cpu``: Newton imports the MJCF."""
     from robolearn.sim.newton_engine import NewtonEngine, check_solver

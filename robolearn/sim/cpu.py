@@ -16,7 +16,12 @@ from mujoco import batch as mjbatch
 
 from robolearn.sim.config import SimCfg
 from robolearn.sim.engine import MAX_STATE_VALUE, Engine
-from robolearn.sim.memory import field_bytes_per_env, model_field_bytes_per_env, require
+from robolearn.sim.memory import (
+    Reserve,
+    field_bytes_per_env,
+    model_field_bytes_per_env,
+    require_envs,
+)
 from robolearn.threads import available_cores
 
 # Warnings after which MuJoCo has reset a simulation to qpos0 inside mj_step (bad qpos,
@@ -54,16 +59,16 @@ class CpuEngine(Engine):
         model: mujoco.MjModel,
         num_envs: int,
         sim: SimCfg,
-        reserve_per_env: int = 0,
+        reserve_per_env: Reserve = 0,
     ) -> None:
         """``sim``: the settings this engine reads (``nthread``, ``per_env_fields``);
         ``reserve_per_env``: bytes the caller will allocate per env beside the engine (an
-        env's buffers), counted with the engine's own when the memory is checked before
-        anything is allocated (:mod:`robolearn.sim.memory`)."""
+        env's buffers, by consumer where named), counted with the engine's own when the
+        memory is checked before anything is allocated (:mod:`robolearn.sim.memory`)."""
         super().__init__(model, num_envs, torch.device("cpu"), sim.per_env_fields)
         per_env = field_bytes_per_env(model)
-        per_env += model_field_bytes_per_env(model, self.per_env_fields) + reserve_per_env
-        require(per_env * self.num_envs, self.device, f"{num_envs:,} envs", self.num_envs)
+        per_env += model_field_bytes_per_env(model, self.per_env_fields)
+        require_envs(self.num_envs, self.device, model, per_env, 8, reserve_per_env)
         self.nthread = int(sim.nthread) if sim.nthread else available_cores()
         self.batch = mjbatch.Batch(model, self.num_envs, self.nthread)
         b = self.batch

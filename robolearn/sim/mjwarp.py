@@ -30,7 +30,7 @@ from robolearn.errors import RobolearnError
 from robolearn.sim.capacity import default_capacity
 from robolearn.sim.config import SimCfg
 from robolearn.sim.engine import Engine
-from robolearn.sim.memory import model_field_bytes_per_env, require
+from robolearn.sim.memory import Reserve, model_field_bytes_per_env, require_envs
 
 
 def _import_warp():
@@ -169,8 +169,9 @@ class WarpEngine(Engine):
 
     ``sim``: the settings this engine reads (``per_env_fields``, ``nconmax``, ``njmax``,
     ``cuda_graph``). ``reserve_per_env``: bytes the caller will allocate per env on the
-    same device beside the engine (an env's buffers), counted with the engine's own when
-    the memory is checked before anything is allocated (:mod:`robolearn.sim.memory`).
+    same device beside the engine (an env's buffers, by consumer where named), counted
+    with the engine's own when the memory is checked before anything is allocated
+    (:mod:`robolearn.sim.memory`).
     """
 
     dtype = torch.float32
@@ -181,7 +182,7 @@ class WarpEngine(Engine):
         num_envs: int,
         sim: SimCfg,
         device: str = "cuda:0",
-        reserve_per_env: int = 0,
+        reserve_per_env: Reserve = 0,
     ) -> None:
         wp, mjw = _import_warp()
         self._wp, self._mjw = wp, mjw
@@ -198,9 +199,9 @@ class WarpEngine(Engine):
             data = mujoco.MjData(model)
             mujoco.mj_forward(model, data)
             nconmax, njmax = default_capacity(model, data, nconmax, njmax)
-            per_env = self._world_bytes(model, data, nconmax, njmax) + reserve_per_env
+            per_env = self._world_bytes(model, data, nconmax, njmax)
             per_env += model_field_bytes_per_env(model, self.per_env_fields) // 2  # float32
-            require(per_env * self.num_envs, self.device, f"{num_envs:,} envs", self.num_envs)
+            require_envs(self.num_envs, self.device, model, per_env, 4, reserve_per_env)
             self.m = self._put_model(model)
             self.d = self._put_data(model, data, nconmax, njmax)
             self._reset_mask = wp.zeros(self.num_envs, dtype=bool)

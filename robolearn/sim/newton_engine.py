@@ -38,6 +38,7 @@ import torch
 
 from robolearn.errors import RobolearnError, did_you_mean
 from robolearn.sim.config import SimCfg
+from robolearn.sim.memory import Reserve
 from robolearn.sim.mjwarp import WarpEngine
 
 #: Newton's solvers the engine runs, by the name ``env.sim.newton.solver`` takes.
@@ -144,7 +145,7 @@ class NewtonEngine(WarpEngine):
         spec: mujoco.MjSpec,
         sim: SimCfg,
         device: str = "cuda:0",
-        reserve_per_env: int = 0,
+        reserve_per_env: Reserve = 0,
     ) -> None:
         solver, substeps = sim.newton.solver, sim.newton.substeps
         differentiable = sim.newton.differentiable

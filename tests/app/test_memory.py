@@ -57,6 +57,68 @@ def test_networks_too_wide_for_the_machine_are_refused_by_their_fields(tmp_path,
     assert not any(tmp_path.rglob("*"))
 
 
+def _refused(capsys, tmp_path, task: str, num_envs: int, *overrides: str):
+    """``train`` of ``task`` refused in one line, with nothing written; the line."""
+    out = robolearn_in_process(
+        capsys, "train", "--task", task, "--num_envs", num_envs, "--log_root", tmp_path,
+        *overrides,
+    )  # fmt: skip
+    assert out.returncode == 2 and not any(tmp_path.rglob("*")), out.stderr
+    one_line_error(out, "")
+    return out.stderr.strip()
+
+
+@pytest.mark.parametrize(
+    "task, override, message",
+    [
+        (
+            "quadruped_walk_motors",
+            "env.scene.robot.actuators.legs.delay=[0,1e9]",
+            "scene.actuators.legs.delay's max of 1,000,000,000 physics steps is beyond the "
+            "10,000 a lag may have",
+        ),
+        (
+            "quadruped_walk_rough_obstacles",
+            "env.scene.sensors.scan.pattern.resolution=0.0001",
+            "scene.sensors.scan.pattern: a grid of (1.6, 1.0) m every 0.0001 m is 16,001 x "
+            "10,001 = 160,026,001 rays per env, beyond the 4,194,304 a pattern may have",
+        ),
+    ],
+)
+def test_absurd_sizes_are_refused_where_they_are_given(tmp_path, capsys, task, override, message):
+    """Before: a delay of 0-1e9 steps asked the allocator for 384 GB (a RuntimeError's
+    traceback); a 0.1 mm height scan was killed at 21 GB without a word."""
+    assert message in _refused(capsys, tmp_path, task, 4, override)
+
+
+@pytest.mark.parametrize(
+    "task, override, largest",
+    [
+        (
+            "quadruped_walk_motors",
+            "env.scene.robot.actuators.legs.delay=[0,10000]",
+            "of it scene.actuators.legs.delay's ring of 10,001 commands)",
+        ),
+        (
+            "quadruped_walk_rough_obstacles",
+            "env.scene.sensors.scan.pattern.resolution=0.01",
+            "of it scene.sensors.scan's 16,261 rays)",
+        ),
+    ],
+)
+def test_the_env_count_check_counts_the_scenes_buffers_and_names_the_largest(
+    tmp_path, capsys, monkeypatch, task, override, largest
+):
+    """The check made before the engine is built counts a delay's ring of commands and a
+    ray caster's rays per env (a camera's images too: tests/scene/test_sensors.py), and
+    names the largest part and the setting that sizes it. Before: neither was counted,
+    and 64 envs went on to be built."""
+    monkeypatch.setattr(sim_memory, "available_bytes", lambda device: 32 * 2**20)
+    line = _refused(capsys, tmp_path, task, 64, override)
+    assert line.startswith("robolearn: error: 64 envs need about "), line
+    assert largest in line and line.endswith("make that smaller, or use fewer envs (--num_envs)")
+
+
 _PEAK = """
 import json, resource, sys
 from robolearn.wrappers.rsl_rl import RslRlVecEnv

@@ -220,7 +220,7 @@ def test_action_noise_has_each_envs_own_spread_drawn_at_reset():
     torch.testing.assert_close(measured, std, rtol=0.1, atol=2e-3)
 
 
-@pytest.mark.parametrize("bad", [(2, 1), (-1, 0), (0.5, 1)])
+@pytest.mark.parametrize("bad", [(2, 1), (-1, 0), (0.5, 1), (0, 10**9)])
 def test_a_bad_latency_is_one_line(bad):
     with pytest.raises(RobolearnError, match=r"observations\.policy\.joint_pos\.latency"):
         quadruped(latency=_with_latency(bad))

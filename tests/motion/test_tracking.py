@@ -16,7 +16,7 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import EnvRows
 from robolearn.motion import MotionClip, load_clip, save_clip
 from robolearn.registry import get_task, load_tasks
-from tests.cli_helpers import play_eval, robolearn_in_process, run_train
+from tests.cli_helpers import one_line_error, play_eval, robolearn_in_process, run_train
 
 load_tasks()
 
@@ -211,6 +211,64 @@ def test_motion_convert_refuses_a_wrong_csv_in_one_line(capsys, tmp_path):
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "7 columns; this robot's clips have 28" in out.stderr
     assert not (tmp_path / "bad.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "frames, flags, message",
+    [
+        (20, ["--fps", "1e-9"], "a frame rate (--fps) of 1e-09 Hz is outside the 1 to 10,000 Hz"),
+        (1, [], "has one row: a clip takes two frames at least"),
+    ],
+)
+def test_motion_convert_refuses_an_absurd_rate_or_a_single_frame(
+    capsys, tmp_path, frames, flags, message
+):
+    """Before: both were written; the first then asked training for terabytes (its 20
+    frames last 600 years), the second was refused only at training."""
+    _csv_of(load_clip(ASSETS_DIR / "motions" / "humanoid_walk.npz"), tmp_path / "w.csv", frames)
+    out = robolearn_in_process(
+        capsys, "motion", "convert", tmp_path / "w.csv", tmp_path / "w.npz",
+        "--task", "humanoid_track", *flags,
+    )  # fmt: skip
+    one_line_error(out, message)
+    assert not (tmp_path / "w.npz").exists()
+
+
+def test_training_refuses_clips_whose_frames_do_not_fit_naming_the_clip(capsys, tmp_path):
+    """A clip saved at 1e-9 Hz (by an older convert) lasts 19e9 s: at the control rate its
+    frames (and adaptive sampling's bins) need terabytes. Before: numpy's MemoryError
+    traceback when it was resampled."""
+    walk = load_clip(ASSETS_DIR / "motions" / "humanoid_walk.npz")
+    slow = MotionClip(
+        1e-9, walk.joint_names, walk.root_pos[:20], walk.root_quat[:20], walk.joint_pos[:20]
+    )
+    save_clip(slow, tmp_path / "slow.npz")
+    out = robolearn_in_process(
+        capsys, "train", "--task", "humanoid_track", "--num_envs", 4, "--log_root",
+        tmp_path / "logs", f"env.commands.motion.motion_files=[{tmp_path / 'slow.npz'}]",
+    )  # fmt: skip
+    one_line_error(
+        out,
+        f"commands.motion: {tmp_path / 'slow.npz'}'s 950,000,000,001 frames at the control "
+        "rate (50 Hz; 20 at 1e-09 Hz in its file, 19,000,000,000 s) need about ",
+    )
+    assert "TiB of memory" in out.stderr and "robolearn motion convert --fps" in out.stderr
+    assert not (tmp_path / "logs").exists()
+
+
+def test_motion_play_refuses_a_video_larger_than_the_models_offscreen_buffer(capsys, tmp_path):
+    """Before: 100000x100000 was shrunk to the buffer's 1280x720 without a word."""
+    out = robolearn_in_process(
+        capsys, "motion", "play", ASSETS_DIR / "motions" / "humanoid_walk.npz",
+        "--task", "humanoid_track", "--video", tmp_path / "big.mp4",
+        "--width", 100000, "--height", 100000,
+    )  # fmt: skip
+    one_line_error(
+        out,
+        "a 100000x100000 video is larger than the model's offscreen buffer (1280x720), which "
+        "MuJoCo's renderer draws into: ask for at most that",
+    )
+    assert not any(tmp_path.iterdir())
 
 
 def test_motion_record_and_eval_report_the_tracking_metrics(capsys, tmp_path):

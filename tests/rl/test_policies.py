@@ -231,11 +231,19 @@ def test_a_cnn_policy_exports_and_loads_with_its_images(depth_run):
 
 
 def test_image_group_widths_must_fill_whole_images():
+    """The message counts values, frames and the image's size (it asked for "a multiple of
+    6 pixels" of each term's "width", which read as the camera's width)."""
     cfg = cartpole_balance.env_cfg()
     cfg.scene.num_envs = 2
-    cfg.observations["policy"].image_shape = (2, 3)  # 4 values are no 2x3 images
-    with pytest.raises(RobolearnError, match="multiple of 6 pixels; not joint_pos"):
+    cfg.observations["policy"].image_shape = (2, 3)  # 2 frames of 2 values are no 2x3 images
+    cfg.observations["policy"].history_length = 2
+    with pytest.raises(RobolearnError) as err:
         ManagerBasedRLEnv(cfg)
+    assert (
+        "image_shape (2, 3) reads each term as images of 2 x 3 = 6 values a channel, and "
+        "joint_pos gives 4 values (2 frames of 2)"
+    ) in str(err.value)
+    assert "set image_shape to the (height, width) of the terms' images" in str(err.value)
 
 
 def test_network_configs_choose_rsl_rl_models():

@@ -159,6 +159,10 @@ def test_actuator_configs_survive_a_run_folder(tmp_path):
         ({"a": ImplicitPDCfg(delay=(2, 1))}, "scene.actuators.a.delay must be [min, max]"),
         ({"a": ImplicitPDCfg(delay=(-1, 1))}, "scene.actuators.a.delay must be [min, max]"),
         (
+            {"a": ImplicitPDCfg(delay=(0, 10**9))},
+            "scene.actuators.a.delay's max of 1,000,000,000 physics steps is beyond the 10,000",
+        ),
+        (
             {"a": DCMotorCfg(stiffness=5.0, saturation_effort=3.0, velocity_limit=0.0)},
             "scene.actuators.a: a DC motor needs saturation_effort > 0 and velocity_limit > 0",
         ),
@@ -170,6 +174,24 @@ def test_bad_actuator_configs_are_one_line_errors(tmp_path, actuators, fragment)
     with pytest.raises(RobolearnError) as err:
         arm_scene(tmp_path, **actuators)
     assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_mujocos_delay_histories_count_in_the_env_count_check(tmp_path, monkeypatch):
+    """MuJoCo keeps each delayed loop's last commands (a lag of up to 10,000 steps: 234 KiB
+    per env with the copy a reset makes); the check before the engine is built names them
+    (before: not told apart from the rest of the simulation's state, and a reset's copy was
+    not counted). The machine's free memory is set low; the estimate is the real one."""
+    import robolearn.sim.memory as sim_memory
+
+    monkeypatch.setattr(sim_memory, "available_bytes", lambda device: 64 * 2**20)
+    (tmp_path / "arm.xml").write_text(ARM)
+    arm = ImplicitPDCfg(joints="shoulder", stiffness=5.0, delay=(0, 10_000))
+    cfg = robot_cfg(tmp_path / "arm.xml", 1000, keyframe="home", actuators={"arm": arm})
+    with pytest.raises(RobolearnError) as err:
+        Scene(cfg, SimCfg(engine="cpu"))
+    message = str(err.value)
+    assert message.startswith("1,000 envs need about ") and "\n" not in message
+    assert "KiB of it MuJoCo's histories of the delayed actuators" in message
 
 
 def test_reflected_inertia_and_gains_from_motor_facts():

@@ -502,7 +502,19 @@ def test_a_camera_fixed_in_the_env_and_what_it_does_not_render(engine):
         (CameraCfg(data_types=("thermal",)), "data_types must name some of"),
         (CameraCfg(fov_y=180.0), r"fov_y lies in \(0, 180\)"),
         (CameraCfg(width=5000, renderer="opengl"), "larger than the model's offscreen buffer"),
-        (CameraCfg(width=10**5, height=10**5), r"need about [0-9,.]+ GiB of memory .*smaller"),
+        (
+            CameraCfg(width=10**5, height=10**5),
+            r"need about [0-9,.]+ GiB of memory \(.* of it scene\.sensors\.bad's 100000x100000 "
+            r"rgb images\), .*make that smaller",
+        ),
+        (
+            RayCasterCfg(pattern=PinholePattern(10**5, 10**5)),
+            "a 100,000 x 100,000 pinhole is 10,000,000,000 rays per env, beyond the 4,194,304",
+        ),
+        (
+            RayCasterCfg(pattern=LidarPattern(channels=128, horizontal_resolution=1e-3)),
+            "128 rings of 360,000 rays",
+        ),
         (CameraCfg(renderer="vulkan"), "renderer must be one of batch, opengl"),
         (CameraCfg(reflections=True), "reflections are drawn by the opengl renderer only"),
         (CameraCfg(body="tail"), "has no body 'tail'"),

@@ -67,6 +67,12 @@ class SensorCfg:
             "RayCasterCfg, BodyContactSensorCfg or CameraCfg (or a config that builds one)"
         )
 
+    def memory_per_env(self) -> tuple[int, str]:
+        """Bytes one env's readings and buffers of this sensor take, and what sizes them
+        (``"187 rays"``), counted in the memory check made before the scene's engine is
+        built (call :meth:`check` first); (0, "") for a sensor whose buffers are small."""
+        return 0, ""
+
     def check(self, name: str) -> None:
         """Raise a RobolearnError naming ``sensors.<name>`` for a field out of range."""
         period = self.update_period

@@ -44,7 +44,6 @@ from robolearn.scene.sensors.base import Sensor, SensorCfg, SensorHost, find_bod
 from robolearn.scene.sensors.camera_opengl import OpenGLImages
 from robolearn.sim.batch_render import BatchRenderer
 from robolearn.sim.host_sync import host_syncs_allowed
-from robolearn.sim.memory import require
 
 DATA_TYPES = ("rgb", "depth", "segmentation")
 """What a camera can render (:attr:`CameraCfg.data_types`)."""
@@ -120,6 +119,10 @@ class CameraCfg(SensorCfg):
                 "renderer='opengl' or reflections=False"
             )
 
+    def memory_per_env(self) -> tuple[int, str]:
+        types = "+".join(self.data_types)
+        return image_bytes_per_env(self), f"{self.width}x{self.height} {types} images"
+
 
 def image_bytes_per_env(cfg: CameraCfg) -> int:
     """Memory one env's images take (the readings and the batch renderer's buffers)."""
@@ -171,11 +174,8 @@ class Camera(Sensor):
     def __init__(self, cfg: CameraCfg, name: str, scene: SensorHost) -> None:
         super().__init__(cfg, name, scene)
         self.body_id = _camera_body(scene, cfg, name)
+        # its images were counted in the memory check made before the engine was built
         dev, n, h, w = scene.device, self.num_envs, cfg.height, cfg.width
-        require(
-            n * image_bytes_per_env(cfg), dev, f"{n:,} envs with camera {name!r}", n,
-            advice=f"render smaller images than {w}x{h}, fewer data_types, or use fewer envs",
-        )  # fmt: skip
         rot = torch.tensor(cfg.rot, dtype=torch.float32, device=dev)
         self.offset = torch.tensor(cfg.offset, device=dev).repeat(n, 1)
         """(N, 3) each env's camera position in its body's (or env's) frame, m: ``offset``

@@ -27,6 +27,7 @@ body-pose term's).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,12 @@ from robolearn.sim.host_sync import host_syncs_allowed
 
 ALIGNMENTS = ("yaw", "full", "world")
 """How a ray caster's frame follows its body (:attr:`RayCasterCfg.alignment`)."""
+
+BYTES_PER_RAY = 150
+"""Memory a ray takes per env at the peak of a cast: its readings (distance, hit, geom,
+origin and direction in the world: 37 bytes) and the cast's temporaries (the engine's
+float64 copies, its results). Measured 136-145 bytes on the cpu engine
+(quadruped_walk_rough_obstacles' scan at 0.01-0.02 m, 64-256 envs, against 0.1 m)."""
 
 RECASTS = 3
 """How often a ray that hit the sensor's own entity is cast again from past the hit."""
@@ -85,6 +92,14 @@ class RayCasterCfg(SensorCfg):
             )
         if not self.max_distance > 0:
             raise RobolearnError(f"{what}.max_distance must be > 0, got {self.max_distance}")
+        try:
+            self.pattern.check()
+        except RobolearnError as exc:
+            raise RobolearnError(f"{what}.pattern: {exc}") from None
+
+    def memory_per_env(self) -> tuple[int, str]:
+        rays = math.prod(self.pattern.shape)
+        return rays * BYTES_PER_RAY, f"{rays:,} rays"
 
 
 class RayCaster(Sensor):

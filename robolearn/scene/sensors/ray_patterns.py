@@ -2,6 +2,7 @@
 
 Each pattern gives (R, 3) ray origins and (R, 3) unit directions in the sensor's frame
 (x forward, y left, z up, as a robot's base), in a fixed order that the observations keep.
+A pattern of more than :data:`MAX_RAYS` rays is refused before any is made.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from dataclasses import dataclass
 import torch
 
 from robolearn.errors import RobolearnError
+
+MAX_RAYS = 2048 * 2048
+"""The most rays a pattern may have per env (a 2048 x 2048 depth image; the default height
+scan has 187): each ray takes about 150 bytes per env, and a grid resolution or
+image size off by a few orders of magnitude asked for billions of them."""
 
 
 @dataclass(frozen=True)
@@ -25,13 +31,24 @@ class GridPattern:
     resolution: float = 0.1
     direction: tuple[float, float, float] = (0.0, 0.0, -1.0)
 
-    def rays(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(R, 3) origins and (R, 3) unit directions in the sensor's frame."""
+    def check(self) -> None:
+        """Raise a RobolearnError for a bad field or too many rays."""
         size, res = self.size, self.resolution
-        if len(size) != 2 or min(size) < 0 or not res > 0:
+        if len(size) != 2 or not min(size) >= 0 or not res > 0 or not math.isfinite(max(size)):
             raise RobolearnError(
                 f"a grid pattern needs size (x, y) >= 0 and resolution > 0, got {size}, {res}"
             )
+        nx, ny = self.shape
+        _check_count(
+            nx * ny,
+            f"a grid of {tuple(size)} m every {res} m is {nx:,} x {ny:,} =",
+            "raise pattern.resolution",
+        )
+
+    def rays(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(R, 3) origins and (R, 3) unit directions in the sensor's frame."""
+        self.check()
+        size, res = self.size, self.resolution
         gx, gy = torch.meshgrid(_axis(size[0], res), _axis(size[1], res), indexing="ij")
         origins = torch.stack((gx.reshape(-1), gy.reshape(-1), torch.zeros(gx.numel())), -1)
         return origins, _unit(self.direction, "grid direction").expand_as(origins).clone()
@@ -39,7 +56,7 @@ class GridPattern:
     @property
     def shape(self) -> tuple[int, ...]:
         """The readings' shape per env, (nx, ny)."""
-        return tuple(len(_axis(s, self.resolution)) for s in self.size)
+        return tuple(_axis_length(s, self.resolution) for s in self.size)
 
 
 @dataclass(frozen=True)
@@ -53,8 +70,8 @@ class PinholePattern:
     fov_y: float = 58.0
     """Vertical field of view (degrees); 58 is a RealSense D435's depth stream."""
 
-    def rays(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(R, 3) origins (all at the pinhole) and (R, 3) unit directions."""
+    def check(self) -> None:
+        """Raise a RobolearnError for a bad field or too many rays."""
         w, h = self.width, self.height
         for field, value in (("width", w), ("height", h)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -63,6 +80,12 @@ class PinholePattern:
                 )
         if not 0 < self.fov_y < 180:
             raise RobolearnError(f"a pinhole pattern's fov_y lies in (0, 180), got {self.fov_y}")
+        _check_count(w * h, f"a {w:,} x {h:,} pinhole is", "lower pattern.width and height")
+
+    def rays(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(R, 3) origins (all at the pinhole) and (R, 3) unit directions."""
+        self.check()
+        w, h = self.width, self.height
         focal = (h / 2) / math.tan(math.radians(self.fov_y) / 2)  # pixels
         u = torch.arange(w, dtype=torch.float64) + 0.5 - w / 2  # rightwards
         v = torch.arange(h, dtype=torch.float64) + 0.5 - h / 2  # downwards
@@ -89,8 +112,8 @@ class LidarPattern:
     horizontal_fov: float = 360.0
     horizontal_resolution: float = 10.0
 
-    def rays(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(R, 3) origins (all at the frame's origin) and (R, 3) unit directions."""
+    def check(self) -> None:
+        """Raise a RobolearnError for a bad field or too many rays."""
         if (
             isinstance(self.channels, bool)
             or not isinstance(self.channels, int)
@@ -104,6 +127,17 @@ class LidarPattern:
                 "a lidar needs horizontal_resolution > 0 and horizontal_fov in (0, 360], got "
                 f"{self.horizontal_resolution}, {self.horizontal_fov}"
             )
+        channels, per_ring = self.shape
+        _check_count(
+            channels * per_ring,
+            f"{channels:,} rings of {per_ring:,} rays (horizontal_resolution "
+            f"{self.horizontal_resolution} degrees) are {channels:,} x {per_ring:,} =",
+            "raise pattern.horizontal_resolution or lower pattern.channels",
+        )
+
+    def rays(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(R, 3) origins (all at the frame's origin) and (R, 3) unit directions."""
+        self.check()
         low, high = self.vertical_range
         elevation = torch.linspace(low, high, self.channels, dtype=torch.float64)
         azimuth = torch.tensor(self._azimuths(), dtype=torch.float64)
@@ -114,15 +148,17 @@ class LidarPattern:
         return torch.zeros_like(dirs).float(), dirs.float()
 
     def _azimuths(self) -> list[float]:
+        start = -self.horizontal_fov / 2 if self.horizontal_fov < 360 else -180.0
+        return [start + k * self.horizontal_resolution for k in range(self._per_ring())]
+
+    def _per_ring(self) -> int:
         fov, res = self.horizontal_fov, self.horizontal_resolution
-        count = math.floor(fov / res + 1e-9) + (0 if fov >= 360 else 1)
-        start = -fov / 2 if fov < 360 else -180.0
-        return [start + k * res for k in range(max(count, 1))]
+        return max(math.floor(fov / res + 1e-9) + (0 if fov >= 360 else 1), 1)
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The readings' shape per env, (channels, rays per ring)."""
-        return (self.channels, len(self._azimuths()))
+        return (self.channels, self._per_ring())
 
 
 RayPattern = GridPattern | PinholePattern | LidarPattern
@@ -131,6 +167,20 @@ RayPattern = GridPattern | PinholePattern | LidarPattern
 def _axis(size: float, resolution: float) -> torch.Tensor:
     """Points every ``resolution`` over ``[-size / 2, size / 2]``, both ends included."""
     return torch.arange(-size / 2, size / 2 + 1e-6, resolution)
+
+
+def _axis_length(size: float, resolution: float) -> int:
+    """How many points :func:`_axis` gives, counted without making them (torch's count)."""
+    return max(math.ceil((size / 2 + 1e-6 - (-size / 2)) / resolution), 0)
+
+
+def _check_count(count: int, pattern: str, advice: str) -> None:
+    """Refuse a pattern of more than :data:`MAX_RAYS` rays (``pattern`` says its shape)."""
+    if count > MAX_RAYS:
+        raise RobolearnError(
+            f"{pattern} {count:,} rays per env, beyond the {MAX_RAYS:,} a pattern may have "
+            f"(a 2048 x 2048 depth image; memory grows with them in every env): {advice}"
+        )
 
 
 def _unit(v: tuple[float, float, float], what: str) -> torch.Tensor:
