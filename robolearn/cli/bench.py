@@ -8,11 +8,11 @@ import json
 from robolearn.cli.common import add_env_args, positive_float, positive_int
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn bench`` to the subcommands."""
     p = sub.add_parser(
         "bench",
-        help="measure a task's throughput",
+        help=help,
         description=(
             "Measure, in one run: bare physics steps/s, env steps/s with all managers, with "
             "policy inference, and with training, the overhead over the bare engine, and "

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn export`` to the subcommands."""
     p = sub.add_parser(
         "export",
-        help="export a checkpoint to ONNX and TorchScript",
+        help=help,
         description=(
             "Write policy.onnx, policy.pt and policy.json next to the checkpoint (exported/), "
             "check ONNX against torch, and time one-observation inference on this CPU."

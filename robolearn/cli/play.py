@@ -8,10 +8,10 @@ from robolearn.cli.common import add_env_args, integer, options, positive_int
 from robolearn.cli.view import add_viewer_args
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     p = sub.add_parser(
         "play",
-        help="run a trained policy: metrics, video",
+        help=help,
         description=(
             "Run a policy in the task's play variant (no observation noise, no pushes): every "
             "env runs one whole episode and the metrics are printed."

@@ -7,11 +7,11 @@ import argparse
 from robolearn.cli.common import add_env_args, integer, options, positive_float, positive_int
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn train`` to the subcommands."""
     p = sub.add_parser(
         "train",
-        help="train a policy",
+        help=help,
         description=(
             "Train a task (with PPO unless --algo says). Writes "
             "logs/<experiment_name>/<time>_<run_name>/ with the resolved configs, "

@@ -7,11 +7,11 @@ import argparse
 from robolearn.cli.common import add_env_args, options, port, positive_float, positive_int
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn view`` to the subcommands."""
     p = sub.add_parser(
         "view",
-        help="watch a task: native window or browser",
+        help=help,
         description=(
             "Run a task and watch it: --viewer web (default) serves a page on localhost, "
             "--viewer native opens MuJoCo's window. Actions: zero, random, a policy "
