@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from robolearn.cli.common import add_env_args, positive_float, positive_int
+from robolearn.cli.common import add_env_args, check_task, positive_float, positive_int
 
 
 def register(sub: argparse._SubParsersAction, help: str) -> None:
@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction, help: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the task and print the report; returns the exit status."""
+    check_task(args.task)
     from robolearn.app.bench import format_report, run_bench
 
     result = run_bench(

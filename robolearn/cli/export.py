@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from robolearn.cli.common import check_task
+
 
 def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn export`` to the subcommands."""
@@ -41,6 +43,7 @@ def register(sub: argparse._SubParsersAction, help: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export the checkpoint; returns the exit status."""
+    check_task(args.task, args.checkpoint, args.log_root)
     from robolearn.app.export import export
 
     return export(

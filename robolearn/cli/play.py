@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, integer, options, positive_int
+from robolearn.cli.common import add_env_args, check_task, integer, options, positive_int
 from robolearn.cli.view import add_viewer_args
 
 
@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction, help: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_task(args.task, args.checkpoint, args.log_root)
     if args.viewer != "none":
         from robolearn.viewer.launch import ViewOptions, view
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, integer, options, positive_float, positive_int
+from robolearn.cli.common import (
+    add_env_args,
+    check_task,
+    integer,
+    options,
+    positive_float,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction, help: str) -> None:
@@ -130,6 +137,8 @@ def _add_distributed_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train (or start ``--nproc`` ranks that do); returns the exit status. The library
     checks the flags (robolearn.app.train)."""
+    if args.from_run is None:  # else the task is the --from run's
+        check_task(args.task)
     if args.nproc and args.algo is not None:
         from robolearn.errors import RobolearnError
         from robolearn.rl.learner import algorithm

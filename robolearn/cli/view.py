@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, options, port, positive_float, positive_int
+from robolearn.cli.common import (
+    add_env_args,
+    check_task,
+    options,
+    port,
+    positive_float,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction, help: str) -> None:
@@ -61,6 +68,7 @@ def add_viewer_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the viewer; returns the exit status."""
+    check_task(args.task, args.checkpoint, args.log_root)
     from robolearn.viewer.launch import ViewOptions, view
 
     opts = options(ViewOptions, args)
