@@ -16,3 +16,15 @@ def asset_path(relative: str) -> Path:
         shipped = sorted(str(p.relative_to(ASSETS_DIR)) for p in ASSETS_DIR.rglob("*.xml"))
         raise RobolearnError(f"no asset {relative!r}; shipped MJCF files: {', '.join(shipped)}")
     return path
+
+
+def pretrained_path(task: str) -> Path:
+    """The checkpoint shipped with robolearn for ``task``."""
+    path = ASSETS_DIR / "pretrained" / task / "model.pt"
+    if not path.is_file():
+        shipped = sorted(p.parent.name for p in (ASSETS_DIR / "pretrained").glob("*/model.pt"))
+        raise RobolearnError(
+            f"no pretrained checkpoint ships for {task!r}; "
+            f"pretrained tasks: {', '.join(shipped) or 'none'}"
+        )
+    return path

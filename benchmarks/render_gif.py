@@ -35,8 +35,9 @@ def main() -> None:
     path = find_checkpoint(args.task, args.task, args.checkpoint, None, "logs")
     policy, _ = load_for_env(env, path)
     renderer = EnvRenderer(
-        env.scene.engine, *args.size, track_body=track_body_of(env), distance=2.6
-    )
+        env.scene.engine, *args.size, track_body=track_body_of(env), distance=2.6,
+        shadows=True, reflections=True,
+    )  # fmt: skip
     obs, _ = env.reset(seed=args.seed)
     every = max(1, round(1.0 / (args.fps * env.step_dt)))
     frames = []

@@ -20,6 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
+"""The name of a run's checkpoint, ``model_<iterations>.pt``."""
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]:

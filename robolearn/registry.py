@@ -3,7 +3,9 @@
 Tasks come from three places, loaded in this order (a later one of the same name replaces
 an earlier one, with a warning naming both):
 
-1. robolearn's own, in ``robolearn.tasks`` (each module there calls :func:`register_task`);
+1. robolearn's own, which ``robolearn.tasks`` registers by name (:class:`Deferred`: a task's
+   module is imported when the task is used, so that ``robolearn list`` and a mistyped task
+   name answer without importing torch or MuJoCo);
 2. installed packages that declare an entry point in the group ``robolearn.tasks``, the
    plugin convention of Python packaging: in the package's ``pyproject.toml``,
    ``[project.entry-points."robolearn.tasks"] my_robot = "my_pkg.tasks"``; the module is
@@ -41,6 +43,26 @@ HOW_TO_ADD = (
     "a task comes from robolearn, from an installed package with an entry point in the "
     f"group {ENTRY_POINT_GROUP!r}, or from --import <module>"
 )
+
+
+class Deferred:
+    """A task's config function named ``"package.module:function"``, imported on its first
+    call: a :class:`TaskSpec` of these registers without importing the task's module (and
+    torch and MuJoCo with it). Pass it wherever a TaskSpec takes a function."""
+
+    def __init__(self, target: str) -> None:
+        module, _, name = target.partition(":")
+        if not module or not name.isidentifier():
+            raise ValueError(f"Deferred({target!r}): expected 'package.module:function'")
+        self.target = target
+        self.__module__ = module  # where the task comes from, as a function's would say
+
+    def __call__(self, *args, **kwargs):
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.target!r})"
 
 
 @dataclass(frozen=True)

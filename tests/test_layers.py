@@ -137,14 +137,15 @@ def test_the_check_sees_an_upward_import():
 
 
 def task_modules() -> set[str]:
-    """The task modules (``tasks.velocity.g1_walk``): those ``tasks/__init__.py`` imports,
-    which register the shipped tasks."""
-    tree = ast.parse((package_dirs()["tasks"] / "__init__.py").read_text())
+    """The task modules (``tasks.velocity.g1_walk``): those that build the shipped tasks,
+    which ``tasks/__init__.py`` registers by name."""
+    from robolearn.registry import get_task, task_names
+
+    specs = [get_task(name) for name in task_names()]
     return {
-        f"{node.module.removeprefix('robolearn.')}.{alias.name}"
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("robolearn.tasks.")
-        for alias in node.names
+        spec.env_cfg.__module__.removeprefix("robolearn.")
+        for spec in specs
+        if spec.source == "robolearn"
     }
 
 
@@ -199,15 +200,16 @@ def test_tasks_import_their_family_never_another_task():
     assert not found, "tasks importing another task or family:\n" + "\n".join(found)
 
 
-def test_the_task_modules_are_the_ones_that_register_tasks():
+def test_only_the_tasks_package_registers_tasks():
+    """The shipped tasks are registered in one place, by name: a task module that
+    registered itself would be imported (torch with it) by every ``robolearn list``."""
     registering = set()
     for name, file in modules():
-        for node in ast.parse(file.read_text()).body:
-            call = node.value if isinstance(node, ast.Expr) else None
-            if isinstance(call, ast.Call) and ast.unparse(call.func).startswith("register_"):
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).startswith("register_"):
                 registering.add(name)
-    assert registering == task_modules()
-    assert {"tasks.velocity.g1_walk", "tasks.classic.cartpole_balance"} <= registering
+    assert {n for n in registering if n.startswith("tasks")} == {"tasks", "tasks.tracking.recipe"}
+    assert {"tasks.velocity.g1_walk", "tasks.classic.cartpole_balance"} <= task_modules()
 
 
 def test_the_family_check_sees_a_sideways_import():

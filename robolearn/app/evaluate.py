@@ -121,6 +121,22 @@ def evaluate(env, policy, on_step: Callable[[], None] | None = None) -> dict[str
     return _no_nan(tally.result())
 
 
+def run_policy(env, policy, steps: int, on_step: Callable[[], None]) -> None:
+    """Step ``env`` ``steps`` times under ``policy`` (deterministic) from a reset, calling
+    ``on_step`` after each: what a video needs, without an evaluation's bookkeeping or its
+    whole episodes."""
+    forget(policy)
+    try:
+        with torch.inference_mode():  # as evaluate(), for an env trained in this process
+            obs, _ = env.reset()
+            for _ in range(steps):
+                start_episodes(policy, env)
+                obs, *_ = env.step(act(policy, obs, env.num_envs))
+                on_step()
+    finally:
+        forget(policy)
+
+
 class _Tally:
     """The sums of an evaluation as it runs, on the env's device: per env (returns, lengths,
     falls, the commands' step metrics), per reward and termination term, per task metric.

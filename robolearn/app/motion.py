@@ -95,7 +95,7 @@ class PlayClipOptions:
 def play_clip(opts: PlayClipOptions, log=print) -> Path:
     """Render the clip on the task's robot, frame by frame (kinematics only: no physics), to
     the mp4 ``opts.out`` at the clip's own rate."""
-    from robolearn.render.video import EnvRenderer, write_mp4
+    from robolearn.render.video import EnvRenderer, FrameProgress, write_mp4
 
     if not opts.out.endswith(".mp4"):
         raise RobolearnError(f"{opts.out}: the video is written as .mp4")
@@ -107,10 +107,12 @@ def play_clip(opts: PlayClipOptions, log=print) -> Path:
         engine, opts.width, opts.height, track_body=scene.root_body_id, fit=False
     )
     frames = []
+    progress = FrameProgress(len(qpos))
     try:
         for q in qpos:
             engine.qpos[0] = _tensor(q, engine.qpos)
             frames.append(renderer.frame(0))
+            progress.step()
     finally:
         renderer.close()
     path = write_mp4(opts.out, frames, fps=clip.fps)

@@ -98,7 +98,13 @@ def play(opts: PlayOptions, log=print) -> int:
         data = read_description(desc_path)
     else:
         data = load_checkpoint(path)
-    num_envs = opts.num_envs if opts.num_envs is not None else (256 if opts.eval else None)
+    # a video alone steps only its envs for its frames: no evaluation, no whole episodes
+    only_video = opts.video and not opts.eval
+    num_envs = opts.num_envs
+    if num_envs is None and opts.eval:
+        num_envs = 256
+    elif num_envs is None and only_video:
+        num_envs = opts.video_envs
     # an exported policy plays on any task that observes what it reads (a variant of its
     # own, for transfer: the rough policy among obstacles); a checkpoint on its own task
     env, _ = env_for_checkpoint(
@@ -122,11 +128,15 @@ def play(opts: PlayOptions, log=print) -> int:
         size = (640, 480) if opts.video_envs == 1 else (480, 360)
         renderer = EnvRenderer(env.scene.engine, *size, track_body=track_body_of(env))
         recorder = _Clip(env, renderer, opts.video_length, opts.video_envs)
-    from robolearn.app.evaluate import evaluate
+    from robolearn.app.evaluate import evaluate, run_policy
 
-    metrics = evaluate(env, policy, on_step=recorder)
-    while recorder is not None and not recorder.full:  # a clip longer than one episode
-        evaluate(env, policy, on_step=recorder)
+    if only_video:
+        metrics: dict[str, Any] = {}
+        run_policy(env, policy, opts.video_length, recorder)
+    else:
+        metrics = evaluate(env, policy, on_step=recorder)
+        while recorder is not None and not recorder.full:  # a clip longer than one episode
+            evaluate(env, policy, on_step=recorder)
     if recorder is not None:
         from robolearn.render.video import write_mp4
 
@@ -211,8 +221,11 @@ class _Clip:
     per env step, up to ``length``."""
 
     def __init__(self, env, renderer, length: int, envs: int = 1) -> None:
+        from robolearn.render.video import FrameProgress
+
         self.env, self.renderer, self.length, self.envs = env, renderer, length, envs
         self.frames: list = []
+        self.progress = FrameProgress(length)
 
     @property
     def full(self) -> bool:
@@ -228,3 +241,4 @@ class _Clip:
             self.frames.append(self.renderer.frame(0, markers=markers(0)))
         else:
             self.frames.append(self.renderer.grid(list(range(self.envs)), markers_of=markers))
+        self.progress.step()

@@ -23,10 +23,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from robolearn.assets import pretrained_path
 from robolearn.config import load_config, load_yaml
 from robolearn.errors import RobolearnError
-from robolearn.files import process_alive
-from robolearn.rl.checkpoint import CHECKPOINT_RE, pretrained_path
+from robolearn.files import CHECKPOINT_RE, process_alive
 from robolearn.rl.config import AgentCfg
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")

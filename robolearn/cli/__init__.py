@@ -1,16 +1,18 @@
 """The ``robolearn`` command line: thin argument parsing over the library.
 
-Every subcommand lives in its own module and registers itself in :data:`SUBCOMMANDS`.
-A :class:`~robolearn.errors.RobolearnError` ends the command with its message on one line
-and exit status 2; nothing is left half-written.
+Every subcommand lives in its own module, listed in :data:`COMMANDS`, whose ``register``
+adds its arguments; only the module of the command given is imported, so that ``--help``
+and a mistyped command answer at once. A :class:`~robolearn.errors.RobolearnError` ends
+the command with its message on one line and exit status 2; nothing is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from robolearn import __version__
 from robolearn.cli.common import split_off_overrides
@@ -64,16 +66,38 @@ class _Parser(argparse.ArgumentParser):
         return namespace, extras
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, every subcommand included."""
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("train", "train a policy"),
+    "play": ("play", "run a trained policy: metrics, video"),
+    "view": ("view", "watch a task: native window or browser"),
+    "export": ("export", "export a checkpoint to ONNX and TorchScript"),
+    "bench": ("bench", "measure a task's throughput"),
+    "list": ("list_tasks", "list the tasks"),
+    "inspect": ("inspect_model", "what robolearn sees in an MJCF model"),
+    "motion": (
+        "motion",
+        "motion clips: convert a retargeted CSV, show, record from a policy, check",
+    ),
+}
+"""Each subcommand's module under robolearn.cli and its line in ``robolearn --help``. The
+module's ``register(subparsers, help)`` adds the subcommand's parser."""
+
+
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The parser: the subcommands in ``commands`` (every one when None) with their
+    arguments, their modules imported; the others by name and help line only."""
     parser = _Parser(
         prog="robolearn",
         description="Train robot skills with RL over thousands of parallel MuJoCo simulations.",
     )
     parser.add_argument("--version", action="version", version=f"robolearn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in _subcommand_modules():
-        module.register(sub)
+    full = set(COMMANDS if commands is None else commands)
+    for name, (module, help) in COMMANDS.items():
+        if name in full:
+            importlib.import_module(f"{__name__}.{module}").register(sub, help)
+        else:
+            sub.add_parser(name, help=help)
     for command in sub.choices.values():
         command.add_argument(
             "--import",
@@ -86,26 +110,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _subcommand_modules() -> list:
-    """Modules with a ``register(subparsers)`` function, one per subcommand."""
-    from robolearn.cli import (
-        bench,
-        export,
-        inspect_model,
-        list_tasks,
-        motion,
-        play,
-        train,
-        view,
-    )
-
-    return [train, play, view, export, bench, list_tasks, inspect_model, motion]
+def _command_in(argv: Sequence[str]) -> list[str]:
+    """The subcommand ``argv`` names (as a list: none for ``--help`` or a mistyped one).
+    The top-level options take no value, so the first word not an option is the command."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return [first] if first in COMMANDS else []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``robolearn`` console script; returns the exit status."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_in(argv))
     args = parser.parse_args(argv)
     args.argv = argv
     if args.command is None:

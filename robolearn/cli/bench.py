@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from robolearn.cli.common import add_env_args, positive_float, positive_int
+from robolearn.cli.common import add_env_args, check_task, positive_float, positive_int
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn bench`` to the subcommands."""
     p = sub.add_parser(
         "bench",
-        help="measure a task's throughput",
+        help=help,
         description=(
             "Measure, in one run: bare physics steps/s, env steps/s with all managers, with "
             "policy inference, and with training, the overhead over the bare engine, and "
@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the task and print the report; returns the exit status."""
+    check_task(args.task)
     from robolearn.app.bench import format_report, run_bench
 
     result = run_bench(

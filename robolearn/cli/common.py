@@ -29,6 +29,23 @@ def split_off_overrides(words: list[str]) -> tuple[list[str], list[str]]:
     return overrides, rest
 
 
+def check_task(task: str | None, checkpoint: str | None = None, log_root: str = "") -> None:
+    """Look ``task`` up before the command imports torch and MuJoCo (seconds), so that a
+    mistyped name answers at once: the registry names every task without importing it.
+    With ``log_root``, a task that the policy's run recorded an ``--import`` for (the run of
+    ``checkpoint``, or the task's newest under ``log_root``) is imported first, as the
+    command itself would."""
+    if task is None:
+        return
+    from robolearn.registry import get_task
+
+    if log_root:
+        from robolearn.app.runs import import_for_policy
+
+        import_for_policy(task, checkpoint, log_root)
+    get_task(task)
+
+
 def options(cls: type[T], args: argparse.Namespace, **given: Any) -> T:
     """The options dataclass ``cls`` filled from the parsed arguments of the same names;
     ``given`` sets the fields that do not come from a flag of that name."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from robolearn.cli.common import check_task
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn export`` to the subcommands."""
     p = sub.add_parser(
         "export",
-        help="export a checkpoint to ONNX and TorchScript",
+        help=help,
         description=(
             "Write policy.onnx, policy.pt and policy.json next to the checkpoint (exported/), "
             "check ONNX against torch, and time one-observation inference on this CPU."
@@ -41,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export the checkpoint; returns the exit status."""
+    check_task(args.task, args.checkpoint, args.log_root)
     from robolearn.app.export import export
 
     return export(

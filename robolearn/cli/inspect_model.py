@@ -14,11 +14,11 @@ GEOMS_LISTED_PER_BODY = 8
 in --json)."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn inspect`` to the subcommands."""
     p = sub.add_parser(
         "inspect",
-        help="what robolearn sees in an MJCF model",
+        help=help,
         description=(
             "Compile an MJCF as the engines do and print its floating bases, joints (range, "
             "damping, armature, the force limits that bound them), actuators with their kind "

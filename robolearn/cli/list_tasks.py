@@ -7,11 +7,11 @@ import json
 import sys
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn list`` to the subcommands."""
     p = sub.add_parser(
         "list",
-        help="list the tasks",
+        help=help,
         description="List every task robolearn can see, and where each comes from.",
     )
     p.add_argument(

@@ -7,11 +7,11 @@ import argparse
 from robolearn.cli.common import integer, positive_float, positive_int
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn motion`` and its subcommands."""
     p = sub.add_parser(
         "motion",
-        help="motion clips: convert a retargeted CSV, show, record from a policy, check",
+        help=help,
         description=(
             "Motion clips for the tracking tasks (robolearn's npz: root pose, joint angles "
             "by name, a frame rate). See docs/motion.md."

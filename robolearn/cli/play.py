@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, integer, options, positive_int
+from robolearn.cli.common import add_env_args, check_task, integer, options, positive_int
 from robolearn.cli.view import add_viewer_args
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     p = sub.add_parser(
         "play",
-        help="run a trained policy: metrics, video",
+        help=help,
         description=(
             "Run a policy in the task's play variant (no observation noise, no pushes): every "
-            "env runs one whole episode and the metrics are printed."
+            "env runs one whole episode and the metrics are printed; or, with --video alone, "
+            "record the video's steps only."
         ),
     )
     add_env_args(p, num_envs_help="parallel envs (default: the play variant's; 256 with --eval)")
@@ -30,7 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=integer, help="seed of the env (default: the task's)")
     p.add_argument("--eval", action="store_true", help="evaluation: 256 envs unless --num_envs")
     p.add_argument("--json", action="store_true", help="print one JSON object of metrics")
-    p.add_argument("--video", action="store_true", help="write an mp4 of env 0 (offscreen)")
+    p.add_argument(
+        "--video",
+        action="store_true",
+        help="write an mp4 of env 0 (offscreen): --video_length env steps of --video_envs envs, "
+        "no evaluation (with --eval, of the evaluation's first steps)",
+    )
     p.add_argument(
         "--video_length", type=positive_int, default=500, help="frames (env steps) with --video"
     )
@@ -53,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_task(args.task, args.checkpoint, args.log_root)
     if args.viewer != "none":
         from robolearn.viewer.launch import ViewOptions, view
 

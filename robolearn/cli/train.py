@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, integer, options, positive_float, positive_int
+from robolearn.cli.common import (
+    add_env_args,
+    check_task,
+    integer,
+    options,
+    positive_float,
+    positive_int,
+)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn train`` to the subcommands."""
     p = sub.add_parser(
         "train",
-        help="train a policy",
+        help=help,
         description=(
             "Train a task (with PPO unless --algo says). Writes "
             "logs/<experiment_name>/<time>_<run_name>/ with the resolved configs, "
@@ -130,6 +137,8 @@ def _add_distributed_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train (or start ``--nproc`` ranks that do); returns the exit status. The library
     checks the flags (robolearn.app.train)."""
+    if args.from_run is None:  # else the task is the --from run's
+        check_task(args.task)
     if args.nproc and args.algo is not None:
         from robolearn.errors import RobolearnError
         from robolearn.rl.learner import algorithm

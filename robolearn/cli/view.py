@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from robolearn.cli.common import add_env_args, options, port, positive_float, positive_int
+from robolearn.cli.common import (
+    add_env_args,
+    check_task,
+    options,
+    port,
+    positive_float,
+    positive_int,
+)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, help: str) -> None:
     """Add ``robolearn view`` to the subcommands."""
     p = sub.add_parser(
         "view",
-        help="watch a task: native window or browser",
+        help=help,
         description=(
             "Run a task and watch it: --viewer web (default) serves a page on localhost, "
             "--viewer native opens MuJoCo's window. Actions: zero, random, a policy "
@@ -61,6 +68,7 @@ def add_viewer_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the viewer; returns the exit status."""
+    check_task(args.task, args.checkpoint, args.log_root)
     from robolearn.viewer.launch import ViewOptions, view
 
     opts = options(ViewOptions, args)

@@ -21,12 +21,11 @@ from typing import Any
 
 import torch
 
+from robolearn.assets import pretrained_path
 from robolearn.errors import RobolearnError
-from robolearn.files import write_atomic
+from robolearn.files import CHECKPOINT_RE, write_atomic
 
 FORMAT = "robolearn-checkpoint-1"
-CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
-"""The name of a run's checkpoint, ``model_<iterations>.pt``."""
 REQUIRED_KEYS = ("model", "agent", "iterations")
 """What every robolearn checkpoint holds: the policy's state, the agent config that shapes
 it, and the iterations it was trained for."""
@@ -36,20 +35,6 @@ _FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 PRETRAINED = "pretrained:"
 """Prefix of a checkpoint setting (``agent.distillation.teacher``, ``agent.init_from``)
 that names a checkpoint shipped with robolearn: ``pretrained:<task>``."""
-
-
-def pretrained_path(task: str) -> Path:
-    """The checkpoint shipped with robolearn for ``task``."""
-    from robolearn.assets import ASSETS_DIR
-
-    path = ASSETS_DIR / "pretrained" / task / "model.pt"
-    if not path.is_file():
-        shipped = sorted(p.parent.name for p in (ASSETS_DIR / "pretrained").glob("*/model.pt"))
-        raise RobolearnError(
-            f"no pretrained checkpoint ships for {task!r}; "
-            f"pretrained tasks: {', '.join(shipped) or 'none'}"
-        )
-    return path
 
 
 def checkpoint_path(spec: str) -> Path:

@@ -162,7 +162,11 @@ class WebViewer:
         # tells a page's snapshots of this launch from an earlier one's (not a secret)
         self.launch = secrets.token_hex(4)
         env = session.env
-        self.renderer = EnvRenderer(env.scene.engine, width, height, track_body=track_body_of(env))
+        # MuJoCo's own look, shadows and floor reflections included, as its native viewer
+        self.renderer = EnvRenderer(
+            env.scene.engine, width, height, track_body=track_body_of(env), shadows=True,
+            reflections=True,
+        )  # fmt: skip
         self._free_camera = self.renderer.camera.type
         self.max_fps = max_fps
         self._lock = threading.Lock()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from robolearn.tasks.classic.cartpole import balance_env_cfg
 
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.rl.config.offpolicy import OffPolicyCfg
 
@@ -31,15 +30,3 @@ def agent_cfg() -> AgentCfg:
             critic_hidden_dims=(64, 64),
         ),
     )
-
-
-register_task(
-    TaskSpec(
-        name="cartpole_balance",
-        description=(
-            "Balance a pole on a cart from a random tilt (+-45 deg); learns in a minute on CPU."
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-    )
-)

@@ -20,7 +20,6 @@ from robolearn.tasks.classic.cartpole import balance_env_cfg
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import ObservationGroupCfg, ObservationTermCfg, TerminationTermCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, CnnCfg, PolicyCfg, PpoAlgorithmCfg
 from robolearn.scene import CameraCfg
 
@@ -100,16 +99,3 @@ def agent_cfg() -> AgentCfg:
             cnn=CnnCfg(output_channels=(16, 32, 32), kernel_size=(8, 4, 3), stride=(4, 2, 1)),
         ),
     )
-
-
-register_task(
-    TaskSpec(
-        name="cartpole_balance_depth",
-        description=(
-            "Balance the cartpole from 64x64 depth images (3 stacked frames) through a CNN; "
-            "the critic reads the joint state."
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-    )
-)

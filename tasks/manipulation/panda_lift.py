@@ -51,7 +51,6 @@ from robolearn.mdp import manipulation as manip
 from robolearn.mdp.object_events import OBJECT_PER_ENV_FIELDS, randomize_object
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
 from robolearn.mdp.task_space_actions import DifferentialIKActionCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
 from robolearn.scene import EntityCfg, FrameCfg, SceneCfg
 
@@ -201,22 +200,5 @@ def agent_cfg() -> AgentCfg:
     return panda_agent_cfg(1500, learning_rate=1e-4, entropy_coef=0.006)
 
 
-register_task(
-    TaskSpec(
-        name="panda_lift",
-        description="Franka Panda lifts a cube to a commanded position (joint actions).",
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_variant(env_cfg, __name__),
-    )
-)
-
-register_task(
-    TaskSpec(
-        name="panda_lift_ik",
-        description="Franka Panda lifts a cube to a commanded position (relative IK actions).",
-        env_cfg=ik_env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_variant(ik_env_cfg, __name__),
-    )
-)
+play_env_cfg = play_variant(env_cfg, __name__)
+ik_play_env_cfg = play_variant(ik_env_cfg, __name__)

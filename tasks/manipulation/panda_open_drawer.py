@@ -41,7 +41,6 @@ from robolearn.managers import (
 )
 from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pos, frame_pose
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
 from robolearn.scene import EntityCfg, FrameCfg, SceneCfg, SceneEntityCfg
 
@@ -136,12 +135,4 @@ def agent_cfg() -> AgentCfg:
     return panda_agent_cfg(1500, learning_rate=5e-4, entropy_coef=0.005)
 
 
-register_task(
-    TaskSpec(
-        name="panda_open_drawer",
-        description="Franka Panda grasps a drawer's handle and pulls it open; success at 20 cm.",
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_variant(env_cfg, __name__),
-    )
-)
+play_env_cfg = play_variant(env_cfg, __name__)

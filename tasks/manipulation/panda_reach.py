@@ -35,7 +35,6 @@ from robolearn.managers import (
 from robolearn.mdp import manipulation as manip
 from robolearn.mdp.frames import frame_pose
 from robolearn.mdp.pose_command import UniformPoseCommandCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
 from robolearn.scene import SceneCfg
 
@@ -133,14 +132,4 @@ def agent_cfg() -> AgentCfg:
     return panda_agent_cfg(400, learning_rate=1e-3, entropy_coef=0.005, hidden=(64, 64))
 
 
-register_task(
-    TaskSpec(
-        name="panda_reach",
-        description=(
-            "Franka Panda (Menagerie) brings its tool to a commanded pose; success within 1 cm."
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_variant(env_cfg, __name__),
-    )
-)
+play_env_cfg = play_variant(env_cfg, __name__)

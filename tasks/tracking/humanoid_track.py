@@ -12,7 +12,11 @@ pose.
 from __future__ import annotations
 
 from robolearn.envs.humanoid import humanoid_robot
-from robolearn.tasks.tracking.recipe import register_tracking_tasks, tracking_env_cfg
+from robolearn.tasks.tracking.recipe import (
+    tracking_agent_cfg,
+    tracking_env_cfg,
+    tracking_play_cfg,
+)
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.scene import SceneCfg, SimCfg
@@ -47,4 +51,16 @@ def env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
     )
 
 
-register_tracking_tasks("humanoid_track", "Humanoid", env_cfg, WALK, SQUAT)
+def play_env_cfg(motion: str = WALK) -> ManagerBasedRLEnvCfg:
+    return tracking_play_cfg(env_cfg(motion))
+
+
+def squat_env_cfg() -> ManagerBasedRLEnvCfg:
+    return env_cfg(SQUAT)
+
+
+def squat_play_env_cfg() -> ManagerBasedRLEnvCfg:
+    return play_env_cfg(SQUAT)
+
+
+agent_cfg = tracking_agent_cfg

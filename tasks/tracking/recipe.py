@@ -258,7 +258,9 @@ def register_tracking_tasks(
     squat: str,
 ) -> None:
     """Register ``name`` (tracking the ``walk`` clip) and ``name``_squat (the ``squat``
-    clip), each with its play variant, for the robot whose config ``make(clip)`` builds."""
+    clip), each with its play variant, for the robot whose config ``make(clip)`` builds: a
+    robot of your own's tasks (robolearn's own are registered by name in robolearn.tasks,
+    from the functions of their modules)."""
     for task, clip, what in (
         (name, walk, "a recorded walk"),
         (f"{name}_squat", squat, "a keyframed squat with an arm swing"),

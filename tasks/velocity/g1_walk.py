@@ -21,7 +21,6 @@ from robolearn.tasks.velocity.recipe import velocity_play_cfg
 from robolearn.tasks.velocity.robots import g1_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 env_cfg = g1_flat_cfg  # in velocity/robots.py: g1_walk_rough starts from it too
 agent_cfg = biped_agent_cfg
@@ -29,17 +28,3 @@ agent_cfg = biped_agent_cfg
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     return velocity_play_cfg(env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="g1_walk",
-        description=(
-            "Unitree G1 (Menagerie's or Unitree's MJCF, 29 joints, its motors from the "
-            "config) walks on velocity commands on flat ground"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

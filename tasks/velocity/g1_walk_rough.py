@@ -17,7 +17,6 @@ from robolearn.tasks.velocity.robots import g1_flat_cfg
 from robolearn.tasks.velocity.rough import height_scan, make_rough, rough_play_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 
 def env_cfg() -> ManagerBasedRLEnvCfg:
@@ -35,17 +34,3 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 agent_cfg = biped_agent_cfg
-
-
-register_task(
-    TaskSpec(
-        name="g1_walk_rough",
-        description=(
-            "Unitree G1 walks on velocity commands on generated terrain (slopes, stairs, "
-            "rough) with a height scan and a terrain curriculum"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

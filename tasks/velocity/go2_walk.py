@@ -20,7 +20,6 @@ from robolearn.tasks.velocity.quadruped import quadruped_agent_cfg, quadruped_pl
 from robolearn.tasks.velocity.robots import go2_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 env_cfg = go2_flat_cfg  # in velocity/robots.py: go2_walk_rough starts from it
 agent_cfg = quadruped_agent_cfg
@@ -28,17 +27,3 @@ agent_cfg = quadruped_agent_cfg
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     return quadruped_play(env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="go2_walk",
-        description=(
-            "Unitree Go2 (Menagerie's or Unitree's MJCF, its motors from the config) tracks "
-            "velocity commands on flat ground"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

@@ -18,7 +18,6 @@ from robolearn.tasks.velocity.quadruped import (
 from robolearn.tasks.velocity.robots import go2_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 STANDING_HEIGHT = 0.278
 """The trunk's height above flat ground in the config's default pose (m)."""
@@ -33,17 +32,3 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 agent_cfg = rough_quadruped_agent_cfg
-
-
-register_task(
-    TaskSpec(
-        name="go2_walk_rough",
-        description=(
-            "Unitree Go2 tracks velocity commands on generated terrain (slopes, stairs, "
-            "rough, obstacles) with a height scan and a terrain curriculum"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

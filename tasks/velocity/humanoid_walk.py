@@ -26,7 +26,6 @@ from robolearn.tasks.velocity.recipe import velocity_play_cfg
 from robolearn.tasks.velocity.robots import humanoid_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 env_cfg = humanoid_flat_cfg  # in velocity/robots.py: humanoid_walk_rough starts from it
 agent_cfg = biped_agent_cfg  # in velocity/biped.py: the G1's tasks train with it too
@@ -34,17 +33,3 @@ agent_cfg = biped_agent_cfg  # in velocity/biped.py: the G1's tasks train with i
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     return velocity_play_cfg(env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="humanoid_walk",
-        description=(
-            "Humanoid (21 joints, 13 driven) walks on velocity commands on flat ground; "
-            "learns to walk in about 7 minutes on 2 CPU cores"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

@@ -16,7 +16,6 @@ from robolearn.tasks.velocity.robots import humanoid_flat_cfg
 from robolearn.tasks.velocity.rough import height_scan, make_rough, rough_play_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 STANDING_HEIGHT = 0.73
 """The pelvis's height above flat ground when standing (m): the base-height reward's
@@ -40,17 +39,3 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 agent_cfg = biped_agent_cfg
-
-
-register_task(
-    TaskSpec(
-        name="humanoid_walk_rough",
-        description=(
-            "Humanoid walks on velocity commands on generated terrain (slopes, stairs, rough) "
-            "with a height scan and a terrain curriculum"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

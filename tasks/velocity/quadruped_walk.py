@@ -15,7 +15,6 @@ from robolearn.tasks.velocity.quadruped import quadruped_agent_cfg, quadruped_pl
 from robolearn.tasks.velocity.robots import quadruped_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 env_cfg = quadruped_flat_cfg  # in velocity/robots.py: the rough and motors tasks start from it
 agent_cfg = quadruped_agent_cfg
@@ -23,17 +22,3 @@ agent_cfg = quadruped_agent_cfg
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     return quadruped_play(env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="quadruped_walk",
-        description=(
-            "Quadruped tracks velocity commands on flat ground (random mass, friction, pushes); "
-            "learns to walk in about 3 minutes on 2 CPU cores"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

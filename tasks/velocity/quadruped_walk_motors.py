@@ -23,7 +23,6 @@ from robolearn.tasks.velocity.robots import quadruped_flat_cfg
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import EventTermCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.scene import DCMotorCfg
 
 MOTORS = DCMotorCfg(
@@ -80,18 +79,3 @@ def play_env_cfg() -> ManagerBasedRLEnvCfg:
 
 
 agent_cfg = quadruped_agent_cfg
-
-
-register_task(
-    TaskSpec(
-        name="quadruped_walk_motors",
-        description=(
-            "quadruped_walk on DC motors with a 0-10 ms actuation delay and the sim-to-real "
-            "randomizations (gains, torque limits, armature, friction, center of mass, "
-            "encoder bias, IMU tilt and latency, action noise)"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

@@ -16,7 +16,6 @@ from robolearn.tasks.velocity.quadruped import rough_quadruped_agent_cfg, rough_
 from robolearn.tasks.velocity.robots import quadruped_rough_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 
 env_cfg = quadruped_rough_cfg  # in velocity/robots.py: the blind and obstacles tasks start from it
 agent_cfg = rough_quadruped_agent_cfg
@@ -24,17 +23,3 @@ agent_cfg = rough_quadruped_agent_cfg
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
     return rough_quadruped_play(env_cfg())
-
-
-register_task(
-    TaskSpec(
-        name="quadruped_walk_rough",
-        description=(
-            "Quadruped tracks velocity commands on generated terrain (slopes, stairs, rough, "
-            "obstacles) with a height scan and a terrain curriculum"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

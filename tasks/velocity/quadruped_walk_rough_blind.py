@@ -18,7 +18,6 @@ from robolearn.tasks.velocity.quadruped import rough_quadruped_play
 from robolearn.tasks.velocity.robots import quadruped_rough_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg, DistillationCfg, PolicyCfg, RecurrentCfg
 
 PRIVILEGED = ("base_lin_vel", "height_scan")
@@ -63,17 +62,3 @@ def agent_cfg() -> AgentCfg:
             gradient_length=8,
         ),
     )
-
-
-register_task(
-    TaskSpec(
-        name="quadruped_walk_rough_blind",
-        description=(
-            "An LSTM student walks quadruped_walk_rough's terrain on proprioception only, "
-            "distilled from the shipped quadruped_walk_rough policy"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

@@ -27,7 +27,6 @@ from robolearn.tasks.velocity.robots import quadruped_rough_cfg
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.managers import EventTermCfg
-from robolearn.registry import TaskSpec, register_task
 from robolearn.rl.config import AgentCfg
 from robolearn.scene import EntityCfg, GridPattern, RayCasterCfg
 
@@ -77,17 +76,3 @@ def agent_cfg() -> AgentCfg:
     cfg.init_from = "pretrained:quadruped_walk_rough"
     cfg.max_iterations = 200
     return cfg
-
-
-register_task(
-    TaskSpec(
-        name="quadruped_walk_rough_obstacles",
-        description=(
-            "quadruped_walk_rough with boxes scattered on the terrain, seen only by a "
-            "ray-cast height scan; starts from the shipped quadruped_walk_rough policy"
-        ),
-        env_cfg=env_cfg,
-        agent_cfg=agent_cfg,
-        play_env_cfg=play_env_cfg,
-    )
-)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from cli_helpers import one_line_error, robolearn, robolearn_in_process, run_train
@@ -94,3 +97,44 @@ def test_train_takes_overrides_in_several_places_on_the_line(capsys):
         "--max_iterations", "1", "agent.algorithm.learning_rate=3e-4",
     )  # fmt: skip
     one_line_error(out, "unknown config path 'env.no_such_field'")
+
+
+FIRST_COMMANDS = textwrap.dedent(
+    """
+    import json, sys
+    from robolearn.cli import main
+
+    heavy = ("torch", "mujoco", "warp", "rsl_rl")
+    report = {}
+    for argv in (["--help"], ["trian"], ["list"], ["train", "--task", "nosuch"],
+                 ["play", "--task", "humanoid_wlak"]):
+        try:
+            status = main(argv)
+        except SystemExit as exc:  # argparse: --help, a mistyped command
+            status = exc.code
+        report[" ".join(argv)] = [status, [m for m in heavy if m in sys.modules]]
+    print(json.dumps(report))
+    """
+)
+
+
+def test_help_a_typo_list_and_an_unknown_task_answer_without_torch():
+    """The first commands a user types answer at once: none imports torch, MuJoCo, warp or
+    rsl-rl (before: ``list`` and ``train --task nosuch`` imported all of them, 4-7 s on 2
+    cores, to print a list or a one-line error). One interpreter runs them in turn."""
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_COMMANDS], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report == {
+        "--help": [0, []],
+        "trian": [2, []],
+        "list": [0, []],
+        "train --task nosuch": [2, []],
+        "play --task humanoid_wlak": [2, []],
+    }
+    errors = [line for line in out.stderr.splitlines() if line.startswith("robolearn: error")]
+    assert "invalid choice: 'trian'" in errors[0]
+    assert "unknown task 'nosuch'" in errors[1]
+    assert "did you mean 'humanoid_walk'" in errors[2]
