@@ -208,6 +208,10 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path, capsys)
     [
         (["--engine", "cpu"], "--algo shac trains through Newton's differentiable solvers"),
         (["agent.shac.horizon=0"], "agent.shac.horizon must be a whole number >= 1, got 0"),
+        (
+            ["agent.shac.horizon=100000"],  # its tape grew past 12 GiB before this refusal
+            "agent.shac.horizon (100,000 steps) is longer than an episode of this task (250",
+        ),
         (["env.sim.newton.solver=mujoco"], "Newton's mujoco solver is not differentiable"),
         (["env.sim.newton.solver=xpbd"], "Newton's xpbd solver is not differentiable"),
         (["--nproc", "2"], "--algo shac runs in one process"),

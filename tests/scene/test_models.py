@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cli_helpers import one_line_error, robolearn
+from cli_helpers import one_line_error, robolearn_in_process
 
 from robolearn.errors import RobolearnError
 from robolearn.scene import EntityCfg, Scene, SceneCfg, SimCfg
@@ -58,10 +58,10 @@ def test_offline_and_not_downloaded_says_where_it_looked_and_what_to_do(tmp_path
     assert str(tmp_path / "cache") in message and "point MENAGERIE_ROOT at" in message
 
 
-def test_inspect_takes_menagerie_names(menagerie_root):
-    roots = {"MENAGERIE_ROOT": menagerie_root}
-    report = robolearn("inspect", "menagerie:unitree_g1/g1", "--json", env=roots)
+def test_inspect_takes_menagerie_names(menagerie_root, monkeypatch, capsys):
+    monkeypatch.setenv("MENAGERIE_ROOT", menagerie_root)
+    report = robolearn_in_process(capsys, "inspect", "menagerie:unitree_g1/g1", "--json")
     assert report.returncode in (0, 1), report.stderr
     assert '"left_knee_joint"' in report.stdout
-    bad = robolearn("inspect", "menagerie:unitree_g9", env=roots)
+    bad = robolearn_in_process(capsys, "inspect", "menagerie:unitree_g9")
     one_line_error(bad, "did you mean unitree_g1")

@@ -68,6 +68,14 @@ class SHAC(Algorithm):
         return f"--algo shac does not take {flag} (PPO's runs do)"
 
     def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> ShacRun:
+        horizon, episode = agent_cfg.shac.horizon, env.max_episode_length
+        if horizon > episode:
+            # resets cut the gradient at an episode's end, so a longer window learns nothing
+            # more, and its tape of every step's state for the backward pass grows with it
+            raise RobolearnError(
+                f"agent.shac.horizon ({horizon:,} steps) is longer than an episode of this "
+                f"task ({episode:,} steps of {env.step_dt:g} s): use at most {episode}"
+            )
         env.reset()
         learner = ShacLearner(env, agent_cfg.shac, agent_cfg.max_iterations)
         meta = {**ctx.meta, "agent": dataclasses.asdict(agent_cfg)}
