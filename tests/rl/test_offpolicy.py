@@ -113,6 +113,7 @@ def _train_and_evaluate(capsys, tmp_path, algo: str, iterations: int) -> dict:
     return play_eval("--task", TASK, "--log_root", tmp_path, "--num_envs", "64", capsys=capsys)
 
 
+@pytest.mark.slow  # 17-31 s; PPO's cartpole learns in the default suite
 def test_td3_learns_to_balance_the_cartpole_through_the_cli(tmp_path, capsys):
     """The task's own off-policy recipe (256 envs, 8 small updates per env step): 20
     iterations (82k env steps, about 15 s here) take the evaluated return from about 0.1

@@ -3,6 +3,8 @@ from the test packages' copies of Menagerie, never downloaded)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import torch
 from cli_helpers import one_line_error, robolearn_in_process
@@ -51,6 +53,8 @@ def test_offline_and_not_downloaded_says_where_it_looked_and_what_to_do(tmp_path
     monkeypatch.delenv("MENAGERIE_ROOT", raising=False)
     monkeypatch.setenv("MENAGERIE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MENAGERIE_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
+    # the download package waits 1, 2 and 4 s between its tries; the message is the same
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
     with pytest.raises(RobolearnError) as error:
         resolve_model_path("menagerie:unitree_g1")
     message = str(error.value)
