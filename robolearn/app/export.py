@@ -317,6 +317,11 @@ def export_policy(
     """
     model, obs_groups = policy.actor, policy.obs_groups
     net, onnx_net, spec = network_of(model, env.num_actions)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RobolearnError(
+            f"{out_dir} is a file, not a folder: export writes a folder of files "
+            f"({', '.join(FILES.values())}, {DESCRIPTION}); give --output a folder"
+        )
     made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]  # deepest first
     stage = None
     try:

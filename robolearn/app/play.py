@@ -121,11 +121,12 @@ def play(opts: PlayOptions, log=print) -> int:
         log(f"playing {path}{other} on {opts.task}: {env.num_envs} envs on {env.scene.engine.name}")
     recorder = None
     if opts.video:
-        from robolearn.render.video import EnvRenderer, track_body_of
+        from robolearn.render.video import EnvRenderer, require_video_memory, track_body_of
 
         if not 1 <= opts.video_envs <= env.num_envs:
             raise RobolearnError(f"--video_envs must be between 1 and --num_envs ({env.num_envs})")
         size = (640, 480) if opts.video_envs == 1 else (480, 360)
+        require_video_memory(opts.video_length, *size, tiles=opts.video_envs)
         renderer = EnvRenderer(env.scene.engine, *size, track_body=track_body_of(env))
         recorder = _Clip(env, renderer, opts.video_length, opts.video_envs)
     from robolearn.app.evaluate import evaluate, run_policy

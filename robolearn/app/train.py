@@ -108,6 +108,10 @@ def _checked(opts: TrainOptions) -> tuple[TrainOptions, Algorithm, Setup, RunPar
     elif not opts.task:
         raise RobolearnError("--task is required (or --from a run folder)")
     check_resume_flags(opts)
+    if opts.video:
+        from robolearn.render.video import require_video_memory
+
+        require_video_memory(opts.video_length)  # each clip's frames wait in memory
     algo = _algorithm(opts, source.algo if source is not None else None, "the --from run")
     return opts, algo, _configs(opts, algo, None, source), source
 

@@ -8,6 +8,7 @@ robolearn sets ``MUJOCO_GL=egl`` when no display is present (see robolearn/__ini
 from __future__ import annotations
 
 import copy
+import math
 import os
 import sys
 import time
@@ -126,6 +127,27 @@ class EnvRenderer:
 
     def close(self) -> None:
         self.renderer.close()
+
+
+def require_video_memory(
+    frames: int, width: int = 640, height: int = 480, tiles: int = 1, flag: str = "--video_length"
+) -> None:
+    """Refuse a clip whose frames, held in memory until the mp4 is encoded, do not fit:
+    ``frames`` images of ``tiles`` envs (tiled near-square) of ``width`` x ``height`` RGB
+    pixels each."""
+    from robolearn.sim.memory import require
+
+    cols = math.ceil(math.sqrt(tiles))
+    rows = math.ceil(tiles / cols)
+    per_frame = width * height * 3 * cols * rows
+    require(
+        frames * per_frame,
+        "cpu",
+        f"{frames:,} video frames of {width * cols}x{height * rows} pixels (held until the "
+        "mp4 is encoded)",
+        frames,
+        advice=f"record fewer frames ({flag})",
+    )
 
 
 def write_mp4(path: str | os.PathLike, frames: list[np.ndarray] | np.ndarray, fps: float) -> Path:

@@ -500,6 +500,10 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             ["--task", TASK, "--num_envs", "1", "agent.num_steps_per_env=2"],
             "num_mini_batches (4) exceeds the rollout's 2 samples",
         ),
+        (  # a clip's frames wait in memory until it is encoded
+            ["--task", TASK, "--video", "--video_length", "100000000"],
+            "100,000,000 video frames of 640x480 pixels (held until the mp4 is encoded) need",
+        ),
     ],
 )
 def test_train_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, fragment):
@@ -560,6 +564,16 @@ def test_play_errors(tmp_path, capsys):
     one_line_error(
         robolearn_in_process(capsys, "export", "--checkpoint", tmp_path / "nope.pt"),
         "does not exist",
+    )
+    export = ["--checkpoint", "pretrained", "--task", "humanoid_walk", "--output", os.devnull]
+    one_line_error(
+        robolearn_in_process(capsys, "export", *export),
+        "/dev/null is a file, not a folder: export writes a folder of files (policy.onnx",
+    )
+    video = ["--checkpoint", "pretrained", "--video", "--video_length", "1000000000"]
+    one_line_error(  # refused before a frame is drawn, not after memory runs out
+        robolearn_in_process(capsys, "play", "--task", "humanoid_walk", *video),
+        "1,000,000,000 video frames of 640x480 pixels (held until the mp4 is encoded) need",
     )
 
 
