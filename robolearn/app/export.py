@@ -289,6 +289,15 @@ def _doc(obj) -> str:
     return inspect.getdoc(obj) or ""
 
 
+def _require_folder(out_dir: Path) -> None:
+    """Refuse an output that exists as something other than a folder (``/dev/null``)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RobolearnError(
+            f"{out_dir} is a file, not a folder: export writes a folder of files "
+            f"({', '.join(FILES.values())}, {DESCRIPTION}); give --output a folder"
+        )
+
+
 def export_policy(
     policy: CheckpointPolicy,
     env,
@@ -317,11 +326,7 @@ def export_policy(
     """
     model, obs_groups = policy.actor, policy.obs_groups
     net, onnx_net, spec = network_of(model, env.num_actions)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise RobolearnError(
-            f"{out_dir} is a file, not a folder: export writes a folder of files "
-            f"({', '.join(FILES.values())}, {DESCRIPTION}); give --output a folder"
-        )
+    _require_folder(out_dir)
     made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]  # deepest first
     stage = None
     try:

@@ -175,6 +175,15 @@ def test_train_td3_then_resume_then_export_and_play(tmp_path, capsys):
     assert data["algo"] == "td3" and data["env_steps"] == 3 * 16 * steps
     rows = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2, 3]
+    # --from the run: a new run with its learner and settings, no --algo needed
+    again = tmp_path / "again"
+    out = robolearn_in_process(
+        capsys, "train", "--from", run, "--max_iterations", "1", "--log_root", again
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "with TD3 (c51 critic, 8 updates per env step)" in out.stdout
+    (new,) = (again / TASK).iterdir()
+    assert load_checkpoint(new / "model_1.pt")["algo"] == "td3"
     out = robolearn_in_process(capsys, "export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]
     onnx = run / "exported" / "policy.onnx"
