@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from robolearn.errors import RobolearnError
+
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
 """The name of a run's checkpoint, ``model_<iterations>.pt``."""
 
@@ -31,6 +33,7 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]
     otherwise. ``suffix`` lets the writer recognise the format (``.mp4``). The temp files
     of earlier writes of ``path`` whose process is gone are deleted first."""
     path = Path(path)
+    require_file_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path, suffix)
     fd, name = tempfile.mkstemp(
@@ -45,6 +48,21 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def require_file_path(path: str | os.PathLike) -> None:
+    """Refuse a target that is there as something other than a file: renaming a finished
+    temp file over it would replace a folder's name, or a device such as ``/dev/null``
+    (for root), with a plain file.
+
+    Raises:
+        RobolearnError: naming the path and what it is.
+    """
+    path = Path(path)
+    if path.is_symlink() or not path.exists() or path.is_file():
+        return
+    kind = "a folder" if path.is_dir() else "a device, FIFO or socket"
+    raise RobolearnError(f"{path} is {kind}, not a file: give the path of a file to write")
 
 
 def remove_stale_temps(path: str | os.PathLike, suffix: str = ".tmp") -> list[Path]:

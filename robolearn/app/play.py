@@ -14,6 +14,7 @@ from robolearn.app.runs import (
     output_dir,
 )
 from robolearn.errors import RobolearnError
+from robolearn.files import require_file_path
 from robolearn.rl.checkpoint import load_checkpoint
 from robolearn.rl.checkpoint_policy import load_for_env
 
@@ -127,6 +128,8 @@ def play(opts: PlayOptions, log=print) -> int:
             raise RobolearnError(f"--video_envs must be between 1 and --num_envs ({env.num_envs})")
         size = (640, 480) if opts.video_envs == 1 else (480, 360)
         require_video_memory(opts.video_length, *size, tiles=opts.video_envs)
+        if opts.video_path:
+            require_file_path(opts.video_path)  # before the frames are drawn
         renderer = EnvRenderer(env.scene.engine, *size, track_body=track_body_of(env))
         recorder = _Clip(env, renderer, opts.video_length, opts.video_envs)
     from robolearn.app.evaluate import evaluate, run_policy

@@ -570,6 +570,17 @@ def test_play_errors(tmp_path, capsys):
         robolearn_in_process(capsys, "export", *export),
         "/dev/null is a file, not a folder: export writes a folder of files (policy.onnx",
     )
+    # a --video_path that is not a file: refused before a frame is drawn, left as it was
+    # (renamed over, /dev/null itself would have become a plain file for root)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    clip = ["--task", "humanoid_walk", "--checkpoint", "pretrained", "--video", "--video_path"]
+    for target, kind in ((fifo, "a device, FIFO or socket"), (tmp_path, "a folder")):
+        one_line_error(
+            robolearn_in_process(capsys, "play", *clip, target),
+            f"{target} is {kind}, not a file: give the path of a file to write",
+        )
+    assert fifo.is_fifo()
     video = ["--checkpoint", "pretrained", "--video", "--video_length", "1000000000"]
     one_line_error(  # refused before a frame is drawn, not after memory runs out
         robolearn_in_process(capsys, "play", "--task", "humanoid_walk", *video),
