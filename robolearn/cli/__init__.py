@@ -60,7 +60,9 @@ class _Parser(argparse.ArgumentParser):
         takes_overrides = any(a.dest == "overrides" and not a.option_strings for a in self._actions)
         if not takes_overrides:
             return super().parse_known_args(args, namespace)
-        overrides, rest = split_off_overrides(list(sys.argv[1:] if args is None else args))
+        valued = frozenset(flag for a in self._actions if a.nargs != 0 for flag in a.option_strings)
+        words = list(sys.argv[1:] if args is None else args)
+        overrides, rest = split_off_overrides(words, valued)
         namespace, extras = super().parse_known_args(rest, namespace)
         namespace.overrides = overrides + list(namespace.overrides or [])
         return namespace, extras

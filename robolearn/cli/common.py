@@ -19,14 +19,25 @@ OVERRIDE_RE = re.compile(r"^(env|agent)\.[^=]+=")
 ``agent.<path>=<value>``), wherever it stands."""
 
 
-def split_off_overrides(words: list[str]) -> tuple[list[str], list[str]]:
+def split_off_overrides(
+    words: list[str], valued: frozenset[str] = frozenset()
+) -> tuple[list[str], list[str]]:
     """``words`` as (the overrides, the rest), each in its order. argparse takes a
     subcommand's ``OVERRIDE...`` positionals only as one run of words after its other
-    positionals; taken out first, they may stand anywhere (words after ``--`` stay)."""
+    positionals; taken out first, they may stand anywhere (words after ``--`` stay). The
+    word after a flag in ``valued`` (flags that take a value) is that flag's value, even
+    when shaped like an override (``--run_name env.a=1``)."""
     end = words.index("--") if "--" in words else len(words)
-    overrides = [w for w in words[:end] if OVERRIDE_RE.match(w)]
-    rest = [w for w in words[:end] if not OVERRIDE_RE.match(w)] + words[end:]
-    return overrides, rest
+    overrides: list[str] = []
+    rest: list[str] = []
+    value_next = False
+    for word in words[:end]:
+        if OVERRIDE_RE.match(word) and not value_next:
+            overrides.append(word)
+        else:
+            rest.append(word)
+        value_next = word in valued
+    return overrides, rest + words[end:]
 
 
 def check_task(task: str | None, checkpoint: str | None = None, log_root: str = "") -> None:

@@ -99,6 +99,22 @@ def test_train_takes_overrides_in_several_places_on_the_line(capsys):
     one_line_error(out, "unknown config path 'env.no_such_field'")
 
 
+def test_a_flags_value_shaped_like_an_override_stays_the_flags(capsys):
+    """The word after a flag that takes a value is that value (argparse's reading), not an
+    override: here a run name, which the run-name check then refuses by name."""
+    out = robolearn_in_process(
+        capsys,
+        "train",
+        "--task",
+        "cartpole_balance",
+        "--run_name",
+        "env.x=1",
+        "agent.save_interval=5",
+    )
+    one_line_error(out, "run name 'env.x=1' may only hold letters, digits")
+    assert "unknown config path" not in out.stderr and "expected one argument" not in out.stderr
+
+
 FIRST_COMMANDS = textwrap.dedent(
     """
     import json, sys
