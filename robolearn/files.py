@@ -15,6 +15,7 @@ import hashlib
 import math
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,18 +72,28 @@ def remove_stale_temps(path: str | os.PathLike, suffix: str = ".tmp") -> list[Pa
     was deleted."""
     path = Path(path)
     pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)\.[^.]+{re.escape(suffix)}$")
+    return remove_orphans(path.parent, pattern)
+
+
+def remove_orphans(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
+    """Delete the temp files and folders in ``folder`` whose names ``pattern`` matches (its
+    first group the writer's pid) and whose writer is gone; a live writer's are left alone.
+    Returns what was deleted."""
     removed: list[Path] = []
     try:
-        names = os.listdir(path.parent)
+        names = os.listdir(folder)
     except OSError:  # a folder that can be written but not listed: nothing to clean
         return removed
     for name in names:
         m = pattern.match(name)
-        if m and not process_alive(int(m.group(1))):
-            temp = path.parent / name
-            if temp.is_file():
-                temp.unlink(missing_ok=True)
-                removed.append(temp)
+        if m is None or process_alive(int(m.group(1))):
+            continue
+        temp = folder / name
+        if temp.is_dir() and not temp.is_symlink():
+            shutil.rmtree(temp, ignore_errors=True)
+        else:
+            temp.unlink(missing_ok=True)
+        removed.append(temp)
     return removed
 
 

@@ -19,14 +19,13 @@ import dataclasses
 import datetime as _dt
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from robolearn.assets import pretrained_path
 from robolearn.config import load_config, load_yaml
 from robolearn.errors import RobolearnError
-from robolearn.files import CHECKPOINT_RE, process_alive
+from robolearn.files import CHECKPOINT_RE, remove_orphans
 from robolearn.rl.config import AgentCfg
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
@@ -352,16 +351,7 @@ def remove_stale_temp_files(folder: Path, pattern: re.Pattern[str] = _TEMP_RE) -
     mid-write); a live process's are left alone. ``pattern`` matches their names, its first
     group the writer's pid: by default the temp files of checkpoint writes (``robolearn
     export`` passes its own). Returns what was deleted."""
-    removed = []
-    for path in folder.glob(".*.tmp"):
-        m = pattern.match(path.name)
-        if m and not process_alive(int(m.group(1))):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
+    return remove_orphans(folder, pattern)
 
 
 def find_checkpoint(
