@@ -96,6 +96,17 @@ def run_train(
     return out
 
 
+def train_from_run(capsys, run: Path, log_root: Path) -> tuple[str, Path]:
+    """``robolearn train --from RUN --max_iterations 1`` into ``log_root``, in this process:
+    (its stdout, the new run's folder); a failure fails the calling test."""
+    out = robolearn_in_process(
+        capsys, "train", "--from", run, "--max_iterations", "1", "--log_root", log_root
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    (new,) = (log_root / run.parent.name).iterdir()
+    return out.stdout, new
+
+
 def train_here(*args) -> subprocess.CompletedProcess:
     """:func:`run_train` in this process (:func:`robolearn_here`): for runs whose outcome
     does not depend on a fresh interpreter, without one's 3-4 s of start-up."""

@@ -9,7 +9,7 @@ import json
 
 import pytest
 import torch
-from cli_helpers import one_line_error, play_eval, robolearn_in_process
+from cli_helpers import one_line_error, play_eval, robolearn_in_process, train_from_run
 
 from robolearn.registry import get_task
 from robolearn.rl.checkpoint import load_checkpoint
@@ -176,13 +176,8 @@ def test_train_td3_then_resume_then_export_and_play(tmp_path, capsys):
     rows = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2, 3]
     # --from the run: a new run with its learner and settings, no --algo needed
-    again = tmp_path / "again"
-    out = robolearn_in_process(
-        capsys, "train", "--from", run, "--max_iterations", "1", "--log_root", again
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "with TD3 (c51 critic, 8 updates per env step)" in out.stdout
-    (new,) = (again / TASK).iterdir()
+    stdout, new = train_from_run(capsys, run, tmp_path / "again")
+    assert "with TD3 (c51 critic, 8 updates per env step)" in stdout
     assert load_checkpoint(new / "model_1.pt")["algo"] == "td3"
     out = robolearn_in_process(capsys, "export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]

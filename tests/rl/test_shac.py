@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from cli_helpers import one_line_error, play_eval, robolearn_in_process
+from cli_helpers import one_line_error, play_eval, robolearn_in_process, train_from_run
 
 from robolearn import mdp
 from robolearn.env import ManagerBasedRLEnv
@@ -180,13 +180,8 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path, capsys)
     assert "(2 iterations done)" in out.stdout and (run / "model_3.pt").is_file()
     assert load_checkpoint(run / "model_3.pt")["algo"] == "shac"
     # --from the run: a new SHAC run with its settings, no --algo needed
-    again = tmp_path / "again"
-    out = robolearn_in_process(
-        capsys, "train", "--from", run, "--max_iterations", "1", "--log_root", again
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "training cartpole_balance with SHAC (featherstone" in out.stdout
-    (new,) = (again / TASK).iterdir()
+    stdout, new = train_from_run(capsys, run, tmp_path / "again")
+    assert "training cartpole_balance with SHAC (featherstone" in stdout
     assert load_checkpoint(new / "model_1.pt")["algo"] == "shac"
     out = robolearn_in_process(capsys, "export", "--checkpoint", run / "model_3.pt")
     assert out.returncode == 0, out.stderr[-3000:]
