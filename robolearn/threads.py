@@ -31,12 +31,21 @@ thread (cartpole: 4,096 x 32 x 32 = 4.2M; humanoid_walk at 1024 envs: 6,144 x 12
 101M)."""
 
 
+THREADS_ENV = "ROBOLEARN_THREADS"
+"""An environment variable that caps the cores a robolearn process uses (the physics'
+threads, torch's where robolearn sets them): a sweep's trial sets it to the CPUs Ray gave
+the trial, so that trials side by side never oversubscribe the machine."""
+
+
 def available_cores() -> int:
-    """Cores this process may run on (its affinity mask, not the machine's count)."""
+    """Cores this process may run on (its affinity mask, not the machine's count), at most
+    ``ROBOLEARN_THREADS`` where that is set."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    cap = os.environ.get(THREADS_ENV, "")
+    return max(1, min(cores, int(cap))) if cap.isdigit() else cores
 
 
 @contextlib.contextmanager

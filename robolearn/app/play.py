@@ -84,6 +84,20 @@ def _exported_policy(path: Path, env, task: str, trained_on: str | None = None):
     return policy
 
 
+def evaluate_checkpoint(
+    path: Path, task: str, num_envs: int = 256, engine: str | None = None
+) -> dict[str, Any]:
+    """``robolearn play --eval`` of one checkpoint of ``task``, as its JSON object."""
+    from robolearn.app.evaluate import evaluate
+
+    data = load_checkpoint(path)
+    env, _ = env_for_checkpoint(task, data, [], num_envs=num_envs, engine=engine)
+    try:
+        return evaluate(env, load_for_env(env, path)[0])
+    finally:
+        env.close()
+
+
 def play(opts: PlayOptions, log=print) -> int:
     from robolearn.app.load_policy import policy_kind, read_description
 

@@ -59,6 +59,25 @@ class RunParams:
     algo: str | None = None
     """The learner that trained it (run.yaml's ``algo``; None in runs from before it was
     recorded, which were PPO's)."""
+    fork: Fork | None = None
+    """With ``train --from RUN --checkpoint FILE``: the checkpoint the new run's learner
+    starts from."""
+
+
+@dataclasses.dataclass
+class Fork:
+    """A checkpoint of a run that a new run (``--from`` that run) continues: its learner's
+    state, iterations done included, with the new run's own configs and folder."""
+
+    path: Path
+    data: dict[str, Any]
+    """The checkpoint as :func:`~robolearn.rl.checkpoint.load_checkpoint` read it."""
+
+    def overrides_since(self, started: list[str]) -> list[str]:
+        """The overrides the checkpoint was trained with beyond ``started`` (the run's
+        params/): those a ``--resume`` with new overrides added."""
+        trained = list(self.data.get("overrides", []))
+        return trained[len(started) :] if trained[: len(started)] == started else trained
 
 
 def read_run_params(run_dir: str | os.PathLike) -> RunParams:

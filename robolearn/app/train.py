@@ -26,7 +26,7 @@ from robolearn.app.run_folder import (
     stop_on_signals,
     write_params,
 )
-from robolearn.app.runs import PARAMS_FORMAT, RunParams, read_run_params
+from robolearn.app.runs import PARAMS_FORMAT, Fork, RunParams, read_run_params, resolve_checkpoint
 from robolearn.errors import RobolearnError
 from robolearn.registry import import_roots
 from robolearn.rl import distributed
@@ -107,13 +107,32 @@ def _checked(opts: TrainOptions) -> tuple[TrainOptions, Algorithm, Setup, RunPar
         opts = dataclasses.replace(opts, task=source.task)
     elif not opts.task:
         raise RobolearnError("--task is required (or --from a run folder)")
-    check_resume_flags(opts)
+    if opts.checkpoint is not None and source is not None:
+        fork = _fork_checkpoint(opts, source)
+    else:
+        check_resume_flags(opts)
+        fork = None
     if opts.video:
         from robolearn.render.video import require_video_memory
 
         require_video_memory(opts.video_length)  # each clip's frames wait in memory
     algo = _algorithm(opts, source.algo if source is not None else None, "the --from run")
+    if fork is not None:
+        source = dataclasses.replace(source, fork=fork)
     return opts, algo, _configs(opts, algo, None, source), source
+
+
+def _fork_checkpoint(opts: TrainOptions, source: RunParams) -> Fork:
+    """``--from RUN --checkpoint FILE``: the checkpoint a new run starts its learner from
+    (weights, optimizer, normalizers, iterations done), checked to be of the run's task."""
+    path = resolve_checkpoint(source.run_dir, opts.checkpoint)
+    data = load_checkpoint(path)
+    if data.get("task") != source.task:
+        raise RobolearnError(
+            f"{path} is a checkpoint of {data.get('task')!r}, not of {source.task!r} "
+            f"({opts.from_run}'s task)"
+        )
+    return Fork(path, data)
 
 
 def train(opts: TrainOptions, log=print) -> int:
@@ -177,6 +196,8 @@ def _configs(
         "max_iterations": opts.max_iterations,
     }
     if source is not None:
+        if source.fork is not None:
+            overrides = source.fork.overrides_since(source.overrides) + overrides
         # a copy: the check before the run folder exists and the run itself both start
         # from the configs as loaded
         setup = setup_from_run(copy.deepcopy(source), overrides, **flags)
@@ -185,8 +206,11 @@ def _configs(
     if opts.logger is not None:
         setup.agent_cfg.logger = opts.logger
     algo.check(setup.agent_cfg, opts.distributed)
-    done = int(resume_data["iterations"]) if resume_data is not None else 0
-    if resume_data is not None and setup.agent_cfg.max_iterations <= done:
+    state = resume_data
+    if state is None and source is not None and source.fork is not None:
+        state = source.fork.data  # a fork continues the checkpoint's iterations
+    done = int(state["iterations"]) if state is not None else 0
+    if state is not None and setup.agent_cfg.max_iterations <= done:
         raise RobolearnError(
             f"the checkpoint has {done} iterations done, and max_iterations is "
             f"{setup.agent_cfg.max_iterations}: nothing to train; pass --max_iterations above "
@@ -306,14 +330,19 @@ def _train_in(opts: TrainOptions, run: _Run, ctx: RunContext, stop: StopRequest)
     learner = run.algo.build(
         env, run.setup.agent_cfg, LearnerContext(folder.path, meta, info, ctx.monitor)
     )
+    fork = run.source.fork if run.source is not None else None
     if run.resume_data is not None:
         learner.restore(run.resume_data)
         log(
             f"{folder.note}resuming {folder.path} from {folder.checkpoint.name} "
             f"({learner.iterations} iterations done)"
         )
-    elif info.is_main:
-        _write_params(opts, run, run_info)
+    else:
+        if fork is not None:
+            learner.restore(fork.data)
+            log(f"starting from {fork.path} ({learner.iterations} iterations done)")
+        if info.is_main:
+            _write_params(opts, run, run_info)
     where = f" x {info.world_size} ranks ({info.backend})" if info.enabled else ""
     how = learner.describe()
     log(
@@ -350,6 +379,8 @@ def _write_params(opts: TrainOptions, run: _Run, run_info: dict[str, Any]) -> No
         **_imports_record(opts, source),
         "from_run": str(source.run_dir.resolve()) if source is not None else None,
     }
+    if source is not None and source.fork is not None:
+        record["from_checkpoint"] = str(source.fork.path.resolve())
     write_params(run.folder.path / "params", run.started, record, ran_on)
 
 

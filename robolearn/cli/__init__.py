@@ -76,6 +76,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench", "measure a task's throughput"),
     "list": ("list_tasks", "list the tasks"),
     "inspect": ("inspect_model", "what robolearn sees in an MJCF model"),
+    "sweep": ("sweep", "many runs on Ray Tune: searches, seeds, ASHA, PBT; show results"),
     "motion": (
         "motion",
         "motion clips: convert a retargeted CSV, show, record from a policy, check",
@@ -121,6 +122,9 @@ def _command_in(argv: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``robolearn`` console script; returns the exit status."""
+    from robolearn.process import end_with_parent
+
+    end_with_parent()  # a sweep's trial: ends with the Ray worker that started it
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_in(argv))
     args = parser.parse_args(argv)

@@ -76,7 +76,12 @@ def _add_start_args(p: argparse.ArgumentParser) -> None:
         help="run folder name (or regex, or path) to resume (default: the newest with a "
         "checkpoint)",
     )
-    p.add_argument("--checkpoint", help="checkpoint file in that run to resume (default: latest)")
+    p.add_argument(
+        "--checkpoint",
+        help="with --resume: the checkpoint of that run to continue (default: latest); with "
+        "--from: a checkpoint of that run (name or path) whose learner state, iterations "
+        "included, the new run continues with its own configs and folder (a fork)",
+    )
     p.add_argument(
         "--algo",
         help="the learner: ppo (rsl-rl's PPO), shac (backpropagates the task's rewards "

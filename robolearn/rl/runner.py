@@ -242,7 +242,10 @@ class Runner:
             self.iterations = int(data["iterations"])
             self.env_steps = int(data.get("env_steps", 0))
             self.wall_time = float(data.get("wall_time", 0.0))
-            self.alg.learning_rate = float(data["learning_rate"])
+            # An adaptive rate is state the KL has moved; a fixed one is a setting, so the
+            # configs' (a fork or a resume may change it) win over the checkpoint's.
+            if getattr(self.alg, "schedule", "adaptive") == "adaptive":
+                self.alg.learning_rate = float(data["learning_rate"])
             for group in self.alg.optimizer.param_groups:
                 group["lr"] = self.alg.learning_rate
             torch.set_rng_state(data["rng"]["torch"])

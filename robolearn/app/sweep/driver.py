@@ -1,0 +1,438 @@
+"""A sweep's driver: Ray started here (or joined with ``--address``), the trials run or
+resumed by Ray Tune, and progress told the way a robolearn user reads it (a line per
+finished trial and a summary line), while Ray's own output goes to the sweep's folder."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from robolearn.app.sweep import results
+from robolearn.app.sweep.spec import (
+    Range,
+    SweepSpec,
+    check_spec,
+    describe,
+    make_spec,
+    metric_source,
+    points,
+    spec_to_data,
+    trial_count,
+)
+from robolearn.app.sweep.trial import TrialPlan, read_record, run_trial, trial_name, write_record
+from robolearn.errors import RobolearnError
+
+SPEC_FILE = "sweep.yaml"
+TUNE_DIR = "tune"
+SUMMARY_EVERY_S = 10.0
+"""Seconds between summary lines while nothing finishes (a trial's end prints at once)."""
+
+_QUIET_RAY = {
+    "RAY_AIR_NEW_OUTPUT": "0",  # Tune's tables and banners: off with verbose=0
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_DEDUP_LOGS": "0",
+    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "1000",
+}
+
+
+def run_sweep(spec: SweepSpec, dry_run: bool = False, log: Callable[[str], None] = print) -> int:
+    """Check the spec, then run the sweep into ``spec.out`` (or, with ``dry_run``, print the
+    trials it would run); returns the exit status."""
+    if not spec.out:
+        raise RobolearnError("--out DIR is required: the sweep's folder")
+    out = Path(spec.out)
+    if (out / SPEC_FILE).exists():
+        raise RobolearnError(
+            f"{out} holds a sweep already; robolearn sweep --resume {out} continues it, or "
+            "give another --out"
+        )
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise RobolearnError(f"--out {out}: not an empty folder; give a new one")
+    spec = check_spec(spec)
+    if dry_run:
+        for line in dry_run_lines(spec):
+            log(line)
+        return 0
+    existed = out.exists()
+    try:
+        _start_ray(spec, out)
+    except BaseException:
+        if not existed:  # a cluster that cannot be joined leaves no folder behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    from robolearn.config import save_yaml
+
+    save_yaml(spec_to_data(spec), out / SPEC_FILE)
+    log(
+        f"sweep of {spec.task}: {trial_count(spec)} trials ({_how(spec)}), "
+        f"{spec.cpus_per_trial:g} CPU(s) per trial, folder {out}"
+    )
+    return _fit(spec, out, _tuner(spec, out), log)
+
+
+def resume_sweep(folder: str, log: Callable[[str], None] = print) -> int:
+    """Continue the sweep in ``folder``: its unfinished trials resume from their
+    checkpoints, its finished ones are not run again."""
+    out = Path(folder)
+    if not (out / SPEC_FILE).is_file():
+        raise RobolearnError(f"{out} is not a sweep's folder (no {SPEC_FILE})")
+    if not (out / TUNE_DIR).is_dir():
+        raise RobolearnError(f"{out}: the sweep never started (no {TUNE_DIR}/); run it anew")
+    from robolearn.config import load_yaml
+
+    spec = check_spec(make_spec(load_yaml(out / SPEC_FILE), {}))
+    _start_ray(spec, out)
+    from ray import tune
+
+    tuner = tune.Tuner.restore(
+        str((out / TUNE_DIR).resolve()),
+        trainable=_trainable(spec, out),
+        resume_unfinished=True,
+        resume_errored=False,
+        restart_errored=False,
+    )
+    done = sum(1 for r in results.collect(out) if r["status"] in results.FINAL)
+    log(f"resuming the sweep in {out}: {done} of {trial_count(spec)} trials finished before")
+    return _fit(spec, out, tuner, log)
+
+
+def dry_run_lines(spec: SweepSpec) -> list[str]:
+    """What ``--dry_run`` prints: the trials, or the space a search or PBT draws from."""
+    lines = [f"{trial_count(spec)} trials of {spec.task} ({_how(spec)}):"]
+    budget = f"{spec.max_iterations} iterations"
+    if spec.max_minutes:
+        budget += f" or {spec.max_minutes:g} minutes"
+    if spec.search in ("grid", "random") and spec.scheduler != "pbt":
+        for i, point in enumerate(points(spec)):
+            lines.append(f"  t{i:03d}  {describe(point.values)}  seed {point.seed}")
+    else:
+        space = spec.perturb if spec.scheduler == "pbt" else spec.random
+        for path, dim in space.items():
+            shown = str(dim) if isinstance(dim, Range) else ", ".join(dim)
+            lines.append(f"  {path}: {shown}")
+        lines.append(f"  seeds: {', '.join(map(str, spec.seeds))}")
+    lines.append(f"each for {budget}, measured by {spec.metric} ({spec.mode})")
+    if spec.overrides:
+        lines.append(f"every trial with: {' '.join(spec.overrides)}")
+    return lines
+
+
+def _how(spec: SweepSpec) -> str:
+    parts = {"pbt": "population-based training"}.get(spec.scheduler) or f"{spec.search} search"
+    if spec.scheduler == "asha":
+        parts += ", ASHA stops weak trials"
+    return parts
+
+
+# ---- Ray -------------------------------------------------------------------------------
+
+
+def _start_ray(spec: SweepSpec, out: Path) -> None:
+    """Ray started here with this machine's cores (or ``num_cpus``), or the cluster at
+    ``address`` joined; a trial asking more than the cluster has is refused first."""
+    from robolearn.threads import available_cores
+
+    for key, value in _QUIET_RAY.items():
+        os.environ.setdefault(key, value)
+    if spec.address is None:
+        cores = spec.num_cpus or available_cores()
+        _check_fits(spec, {"CPU": cores, "GPU": _local_gpus()}, "this machine")
+    warnings.filterwarnings("ignore", module=r"ray(\..*)?$")
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    try:
+        import ray
+    except ImportError as exc:
+        raise RobolearnError(
+            "robolearn sweep needs Ray Tune: pip install 'robolearn[sweep]'"
+        ) from exc
+    kwargs: dict[str, Any] = dict(
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+        include_dashboard=False,
+        configure_logging=False,  # Ray's log lines go to the sweep's ray.log
+    )
+    _ray_logs_to(out)
+    # a new local Ray says that it turned its token authentication on, which is its default
+    logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
+    if spec.address is None:
+        ray.init(num_cpus=cores, num_gpus=_local_gpus(), **kwargs)
+    else:
+        try:
+            ray.init(address=spec.address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RobolearnError(f"--address {spec.address}: cannot join it ({first})") from None
+        _check_fits(spec, ray.cluster_resources(), f"the cluster at {spec.address}")
+
+
+def _local_gpus() -> int:
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except Exception:  # no CUDA build: no GPUs
+        return 0
+
+
+def _check_fits(spec: SweepSpec, resources: dict[str, float], where: str) -> None:
+    cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
+    if spec.cpus_per_trial > cpus:
+        raise RobolearnError(
+            f"--cpus_per_trial {spec.cpus_per_trial:g}: {where} has {cpus:g} CPUs; no trial "
+            "could start"
+        )
+    if spec.gpus_per_trial > gpus:
+        raise RobolearnError(
+            f"--gpus_per_trial {spec.gpus_per_trial:g}: {where} has {gpus:g} GPUs; no trial "
+            "could start"
+        )
+
+
+def _ray_logs_to(out: Path) -> None:
+    """Ray's and Tune's log lines in the driver go to ``<out>/ray.log``, not the terminal."""
+    out.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(out / "ray.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    for name in ("ray", "ray.tune", "ray.train", "ray.air"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.propagate = False
+
+
+def _copy_session_logs(out: Path) -> None:
+    """The local Ray session's logs (workers, raylet, GCS) into ``<out>/ray_logs``."""
+    try:
+        from ray._private import worker  # the session folder has no public accessor
+
+        session = Path(worker._global_node.get_session_dir_path())
+    except Exception:  # another Ray: the logs stay in Ray's temp folder
+        return
+    if (session / "logs").is_dir():
+        shutil.copytree(session / "logs", out / "ray_logs", dirs_exist_ok=True)
+
+
+# ---- Tune ------------------------------------------------------------------------------
+
+
+def plan_of(spec: SweepSpec, out: Path) -> TrialPlan:
+    from robolearn.app.configs import build_setup
+
+    env_cfg = build_setup(spec.task, list(spec.overrides)).env_cfg
+    return TrialPlan(
+        task=spec.task,
+        out=str(out.resolve()),
+        metric=spec.metric,
+        mode=spec.mode,
+        source=metric_source(spec.metric, env_cfg),
+        search="pbt" if spec.scheduler == "pbt" else spec.search,
+        seeds=list(spec.seeds),
+        max_iterations=spec.max_iterations,
+        checkpoint_every=spec.checkpoint_every,
+        eval_envs=spec.eval_envs,
+        cpus=spec.cpus_per_trial,
+        max_minutes=spec.max_minutes,
+        algo=spec.algo,
+        num_envs=spec.num_envs,
+        device=spec.device,
+        engine=spec.engine,
+        overrides=list(spec.overrides),
+        imports=list(spec.imports),
+    )
+
+
+def _trainable(spec: SweepSpec, out: Path):
+    from ray import tune
+
+    plan = dataclasses.asdict(plan_of(spec, out))
+    return tune.with_resources(
+        tune.with_parameters(run_trial, plan=plan),
+        {"cpu": spec.cpus_per_trial, "gpu": spec.gpus_per_trial},
+    )
+
+
+def _domain(dim: Any):
+    from ray import tune
+
+    if not isinstance(dim, Range):
+        return tune.choice(list(dim))
+    if dim.integer:
+        return tune.randint(int(dim.low), int(dim.high) + 1)
+    return tune.loguniform(dim.low, dim.high) if dim.log else tune.uniform(dim.low, dim.high)
+
+
+def _tuner(spec: SweepSpec, out: Path):
+    from ray import tune
+
+    search_alg, scheduler = None, None
+    if spec.scheduler == "pbt":
+        from ray.tune.schedulers import PopulationBasedTraining
+
+        param_space = {"values": {p: _domain(d) for p, d in spec.perturb.items()}}
+        num_samples = spec.pbt_members
+        mutations = {
+            p: list(d) if isinstance(d, list) else _domain(d) for p, d in spec.perturb.items()
+        }
+        scheduler = PopulationBasedTraining(
+            time_attr="iteration",
+            perturbation_interval=spec.perturbation_interval,
+            hyperparam_mutations={"values": mutations},
+            quantile_fraction=0.5 if spec.pbt_members < 4 else 0.25,
+            synch=False,
+        )
+    elif spec.optuna:
+        from ray.tune.search import Repeater
+        from ray.tune.search.optuna import OptunaSearch
+
+        param_space = {"values": {p: _domain(d) for p, d in spec.random.items()}}
+        search_alg = OptunaSearch(seed=spec.search_seed)
+        if len(spec.seeds) > 1:
+            search_alg = Repeater(search_alg, repeat=len(spec.seeds))
+        num_samples = spec.samples * len(spec.seeds)
+    else:
+        trials = [{"values": p.values, "seed": p.seed} for p in points(spec)]
+        param_space = {"point": tune.grid_search(trials)}
+        num_samples = 1
+    if spec.scheduler == "asha":
+        from ray.tune.schedulers import ASHAScheduler
+
+        scheduler = ASHAScheduler(
+            time_attr="iteration",
+            max_t=spec.max_iterations,
+            grace_period=spec.grace_period,
+            reduction_factor=spec.reduction_factor,
+        )
+    tune_config = tune.TuneConfig(
+        metric=spec.metric,
+        mode=spec.mode,
+        search_alg=search_alg,
+        scheduler=scheduler,
+        num_samples=num_samples,
+        max_concurrent_trials=spec.max_concurrent,
+        trial_name_creator=_trial_label,
+        trial_dirname_creator=_trial_label,
+    )
+    run_config = tune.RunConfig(
+        name=TUNE_DIR,
+        storage_path=str(out.resolve()),
+        failure_config=tune.FailureConfig(max_failures=spec.max_failures),
+        # all kept: each is a small meta.json naming a robolearn checkpoint, and PBT hands
+        # on one it chose a while ago
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=None),
+        callbacks=[SweepProgress(str(out.resolve()), spec.metric, spec.mode, spec.max_iterations)],
+        verbose=0,
+    )
+    return tune.Tuner(
+        _trainable(spec, out),
+        param_space=param_space,
+        tune_config=tune_config,
+        run_config=run_config,
+    )
+
+
+def _trial_label(trial) -> str:
+    return trial_name(trial.trial_id)
+
+
+def _fit(spec: SweepSpec, out: Path, tuner, log: Callable[[str], None]) -> int:
+    import ray
+
+    started = time.monotonic()
+    try:
+        tuner.fit()
+    finally:
+        if spec.address is None:
+            _copy_session_logs(out)
+        ray.shutdown()
+    rows = results.write_results(out, spec)
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("done", "stopped", "failed")}
+    log(
+        f"sweep finished in {time.monotonic() - started:.0f} s: {counts['done']} done, "
+        f"{counts['stopped']} stopped early, {counts['failed']} failed; results in "
+        f"{out / 'results.csv'}, curves in {out / 'curves.png'}"
+    )
+    for line in results.table_lines(rows, spec):
+        log(line)
+    return 0
+
+
+# ---- progress --------------------------------------------------------------------------
+
+
+def _tune_callback_base():
+    from ray.tune import Callback
+
+    return Callback
+
+
+class SweepProgress(_tune_callback_base()):
+    """Tune's events as robolearn's lines: one per trial that finishes, stops or fails, and
+    a summary (running, finished, best so far) when it changes, at most every
+    :data:`SUMMARY_EVERY_S` seconds unless a trial ended."""
+
+    def __init__(self, out: str, metric: str, mode: str, max_iterations: int) -> None:
+        self.out, self.metric, self.mode = out, metric, mode
+        self.max_iterations = max_iterations
+        self._last_summary = ""
+        self._last_time = 0.0
+
+    def on_trial_complete(self, iteration, trials, trial, **info) -> None:
+        folder = Path(self.out) / "trials" / trial_name(trial.trial_id)
+        record = read_record(folder)
+        if record is not None and record["status"] in ("running", "pending"):
+            # Tune ends a trial at the report that completes its budget, or a scheduler
+            # stops it early: either way its process was still running
+            done = record.get("iterations", 0) >= self.max_iterations
+            record["status"] = "done" if done else "stopped"
+            write_record(folder, record)
+        print(results.trial_line(record, trial.last_result, self.metric), flush=True)
+        self._summary(trials, force=True)
+
+    def on_trial_error(self, iteration, trials, trial, **info) -> None:
+        folder = Path(self.out) / "trials" / trial_name(trial.trial_id)
+        record = read_record(folder) or {"name": trial_name(trial.trial_id), "values": {}}
+        reason = record.get("reason") or _tune_error(trial)
+        record.update(status="failed", reason=reason)
+        write_record(folder, record)
+        print(results.trial_line(record, trial.last_result, self.metric), flush=True)
+        self._summary(trials, force=True)
+
+    def on_step_end(self, iteration, trials, **info) -> None:
+        self._summary(trials)
+
+    def _summary(self, trials, force: bool = False) -> None:
+        counts: dict[str, int] = {}
+        for t in trials:
+            counts[t.status] = counts.get(t.status, 0) + 1
+        best, best_trial = None, None
+        for t in trials:
+            value = (t.last_result or {}).get(self.metric)
+            if isinstance(value, int | float) and (
+                best is None or (value > best if self.mode == "max" else value < best)
+            ):
+                best, best_trial = value, t
+        text = (
+            f"sweep: {counts.get('RUNNING', 0)} running, {counts.get('PENDING', 0)} waiting, "
+            f"{counts.get('TERMINATED', 0)} finished, {counts.get('ERROR', 0)} failed"
+        )
+        if best_trial is not None:
+            text += f"; best {self.metric} {best:.4g} ({trial_name(best_trial.trial_id)})"
+        now = time.monotonic()
+        if text != self._last_summary and (force or now - self._last_time >= SUMMARY_EVERY_S):
+            print(text, flush=True)
+            self._last_summary, self._last_time = text, now
+
+
+def _tune_error(trial) -> str:
+    path = getattr(trial, "error_file", None) or ""
+    try:
+        lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
+        return lines[-1][:300] if lines else "failed"
+    except OSError:
+        return "failed (its worker died)"
