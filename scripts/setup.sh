@@ -51,14 +51,15 @@ fi
 stamp="$VENV/.robolearn-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing robolearn and its dependencies into $VENV"
-  # sb3 and skrl: the tests train cartpole through robolearn's wrappers for both learners.
+  # sb3 and skrl: the tests train cartpole through robolearn's wrappers for both learners;
+  # sweep: the tests run sweeps on a local Ray.
   # setuptools warns on every editable install that folders named like the package may
   # shadow it: a general caution, not a problem of this install (9 lines that look like one)
   PYTHONWARNINGS="ignore:Editable installation${PYTHONWARNINGS:+,$PYTHONWARNINGS}" \
-    "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl,newton]" 2>&1 | grep -v "^WARNING: Location" || true
+    "$py" -m pip install -q -e ".[dev,video,viewer,sb3,skrl,newton,sweep]" 2>&1 | grep -v "^WARNING: Location" || true
   # importing warp prints its banner (and, without an NVIDIA driver, a warning that is no
   # failure here): shown only if the check fails
-  if ! check=$("$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch, stable_baselines3, skrl" 2>&1); then
+  if ! check=$("$py" -c "import robolearn, mujoco, mujoco_warp, warp, rsl_rl, torch, stable_baselines3, skrl, ray.tune, optuna" 2>&1); then
     echo "$check" >&2
     echo "setup: the install is incomplete" >&2
     exit 1

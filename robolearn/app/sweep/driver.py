@@ -159,6 +159,7 @@ def _start_ray(spec: SweepSpec, out: Path) -> None:
         configure_logging=False,  # Ray's log lines go to the sweep's ray.log
     )
     _ray_logs_to(out)
+    _errors_to_log(out)
     # a new local Ray says that it turned its token authentication on, which is its default
     logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
     if spec.address is None:
@@ -170,6 +171,23 @@ def _start_ray(spec: SweepSpec, out: Path) -> None:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise RobolearnError(f"--address {spec.address}: cannot join it ({first})") from None
         _check_fits(spec, ray.cluster_resources(), f"the cluster at {spec.address}")
+
+
+def _errors_to_log(out: Path) -> None:
+    """Ray prints the errors its nodes publish (a worker that died) to the terminal; they
+    go to ``<out>/ray.log`` instead, and the sweep says in its own line what it does."""
+    try:
+        from ray._private import worker  # no public switch for this printer
+    except ImportError:
+        return
+    log = logging.getLogger("ray.errors")
+
+    def to_log(data: dict, ignore_prefix: bool = False) -> None:
+        for line in data.get("lines", []):
+            log.warning("(%s) %s", data.get("pid", "?"), line)
+
+    if hasattr(worker, "print_to_stdstream"):
+        worker.print_to_stdstream = to_log
 
 
 def _local_gpus() -> int:
@@ -200,7 +218,7 @@ def _ray_logs_to(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(out / "ray.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    for name in ("ray", "ray.tune", "ray.train", "ray.air"):
+    for name in ("ray", "ray.tune", "ray.train", "ray.air", "ray.errors"):
         logger = logging.getLogger(name)
         logger.handlers = [handler]
         logger.propagate = False
@@ -325,7 +343,11 @@ def _tuner(spec: SweepSpec, out: Path):
         # all kept: each is a small meta.json naming a robolearn checkpoint, and PBT hands
         # on one it chose a while ago
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),
-        callbacks=[SweepProgress(str(out.resolve()), spec.metric, spec.mode, spec.max_iterations)],
+        callbacks=[
+            SweepProgress(
+                str(out.resolve()), spec.metric, spec.mode, spec.max_iterations, spec.max_failures
+            )
+        ],
         verbose=0,
     )
     return tune.Tuner(
@@ -376,9 +398,11 @@ class SweepProgress(_tune_callback_base()):
     a summary (running, finished, best so far) when it changes, at most every
     :data:`SUMMARY_EVERY_S` seconds unless a trial ended."""
 
-    def __init__(self, out: str, metric: str, mode: str, max_iterations: int) -> None:
+    def __init__(
+        self, out: str, metric: str, mode: str, max_iterations: int, max_failures: int
+    ) -> None:
         self.out, self.metric, self.mode = out, metric, mode
-        self.max_iterations = max_iterations
+        self.max_iterations, self.max_failures = max_iterations, max_failures
         self._last_summary = ""
         self._last_time = 0.0
 
@@ -402,6 +426,14 @@ class SweepProgress(_tune_callback_base()):
         write_record(folder, record)
         print(results.trial_line(record, trial.last_result, self.metric), flush=True)
         self._summary(trials, force=True)
+
+    def on_trial_recover(self, iteration, trials, trial, **info) -> None:
+        print(
+            f"{trial_name(trial.trial_id)}: its worker or training process died; it restarts "
+            f"from its latest checkpoint (restart {trial.num_failures} of at most "
+            f"{self.max_failures})",
+            flush=True,
+        )
 
     def on_step_end(self, iteration, trials, **info) -> None:
         self._summary(trials)
