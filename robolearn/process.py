@@ -23,7 +23,8 @@ _PR_SET_PDEATHSIG = 1
 def end_with_parent() -> None:
     """Where ``ROBOLEARN_PARENT_PID`` is set: SIGTERM when the parent ends, or exit now if
     it has ended already (before the request was made). A no-op elsewhere and off Linux."""
-    parent = os.environ.get(PARENT_ENV, "")
+    # this process's children (torchrun's ranks) have another parent: not theirs to check
+    parent = os.environ.pop(PARENT_ENV, "")
     if not parent.isdigit() or not sys.platform.startswith("linux"):
         return
     try:

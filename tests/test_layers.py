@@ -37,7 +37,7 @@ LAYERS = [
     ["threads"],
     ["config"],
     ["saved_names"],  # where saved import paths and moved config fields live now
-    ["files", "math"],
+    ["files", "math", "process"],  # process: a sweep trial ends with its Ray worker
     ["errors", "__init__"],
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

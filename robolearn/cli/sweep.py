@@ -143,6 +143,12 @@ def _add_resource_args(p: argparse.ArgumentParser) -> None:
         type=float,
         help="GPUs per trial, a fraction to share one (default: 0)",
     )
+    p.add_argument(
+        "--nproc_per_trial",
+        type=positive_int,
+        help="ranks of each trial's training (train --nproc), e.g. one per GPU of a trial "
+        "with --gpus_per_trial 4 (default: 1)",
+    )
     p.add_argument("--max_concurrent", type=positive_int, help="trials at once (default: as fit)")
     p.add_argument(
         "--max_failures",

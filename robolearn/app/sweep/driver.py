@@ -16,6 +16,7 @@ from typing import Any
 
 from robolearn.app.sweep import results
 from robolearn.app.sweep.spec import (
+    SPEC_FILE,
     Range,
     SweepSpec,
     check_spec,
@@ -29,7 +30,6 @@ from robolearn.app.sweep.spec import (
 from robolearn.app.sweep.trial import TrialPlan, read_record, run_trial, trial_name, write_record
 from robolearn.errors import RobolearnError
 
-SPEC_FILE = "sweep.yaml"
 TUNE_DIR = "tune"
 SUMMARY_EVERY_S = 10.0
 """Seconds between summary lines while nothing finishes (a trial's end prints at once)."""
@@ -163,7 +163,8 @@ def _start_ray(spec: SweepSpec, out: Path) -> None:
     # a new local Ray says that it turned its token authentication on, which is its default
     logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
     if spec.address is None:
-        ray.init(num_cpus=cores, num_gpus=_local_gpus(), **kwargs)
+        # "local": a Ray of its own even where RAY_ADDRESS or a `ray start` names another
+        ray.init(address="local", num_cpus=cores, num_gpus=_local_gpus(), **kwargs)
     else:
         try:
             ray.init(address=spec.address, **kwargs)
@@ -256,6 +257,7 @@ def plan_of(spec: SweepSpec, out: Path) -> TrialPlan:
         eval_envs=spec.eval_envs,
         cpus=spec.cpus_per_trial,
         max_minutes=spec.max_minutes,
+        nproc=spec.nproc_per_trial,
         algo=spec.algo,
         num_envs=spec.num_envs,
         device=spec.device,

@@ -200,8 +200,7 @@ def table_lines(rows: list[dict[str, Any]], spec: SweepSpec) -> list[str]:
 
 def show(folder: str) -> list[str]:
     """``robolearn sweep show DIR``: the table ranked and the best configuration."""
-    from robolearn.app.sweep.driver import SPEC_FILE
-    from robolearn.app.sweep.spec import make_spec
+    from robolearn.app.sweep.spec import SPEC_FILE, make_spec
     from robolearn.config import load_yaml
 
     out = Path(folder)

@@ -19,6 +19,10 @@ from typing import Any
 
 from robolearn.errors import RobolearnError
 
+SPEC_FILE = "sweep.yaml"
+"""The file in a sweep's folder that holds its spec, resolved (what ``--resume`` and
+``sweep show`` read)."""
+
 SCHEDULERS = ("fifo", "asha", "pbt")
 """``fifo``: every trial runs its budget; ``asha``: weak trials stop early (ASHA);
 ``pbt``: population-based training."""
@@ -127,6 +131,9 @@ class SweepSpec:
     """PBT: iterations between exploits (default: ``checkpoint_every``)."""
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
+    nproc_per_trial: int = 1
+    """Ranks of a trial's training (``train --nproc``): a trial over several GPUs of one
+    node; its CPUs and GPUs are shared among them."""
     max_concurrent: int | None = None
     """Trials running at once (default: as many as the resources allow)."""
     max_failures: int = 2
@@ -367,11 +374,11 @@ def check_spec(spec: SweepSpec) -> SweepSpec:
     task, every path and value (against the task's configs), the ranges, the metric, the
     budget and the scheduler's settings. A mistake is a one-line RobolearnError."""
     from robolearn.app.configs import build_setup
-    from robolearn.cli.common import check_task
+    from robolearn.registry import get_task
 
     if not spec.task:
         raise RobolearnError("--task is required (or a spec file's task:)")
-    check_task(spec.task)
+    get_task(spec.task)  # a mistyped name, before anything is built
     if spec.mode not in ("max", "min"):
         raise RobolearnError(f"--mode is max or min, got {spec.mode!r}")
     if spec.scheduler not in SCHEDULERS:
@@ -436,6 +443,17 @@ def _check_counts(spec: SweepSpec) -> None:
         raise RobolearnError(f"--cpus_per_trial must be > 0, got {spec.cpus_per_trial}")
     if spec.gpus_per_trial < 0:
         raise RobolearnError(f"--gpus_per_trial must be >= 0, got {spec.gpus_per_trial}")
+    if spec.nproc_per_trial < 1:
+        raise RobolearnError(f"--nproc_per_trial must be >= 1, got {spec.nproc_per_trial}")
+    if (
+        spec.nproc_per_trial > 1
+        and spec.gpus_per_trial
+        and spec.gpus_per_trial < spec.nproc_per_trial
+    ):
+        raise RobolearnError(
+            f"--nproc_per_trial {spec.nproc_per_trial} ranks on GPUs take a GPU each: "
+            f"--gpus_per_trial {spec.nproc_per_trial}"
+        )
     if spec.max_concurrent is not None and spec.max_concurrent < 1:
         raise RobolearnError(f"--max_concurrent must be >= 1, got {spec.max_concurrent}")
 

@@ -69,6 +69,8 @@ class TrialPlan:
     eval_envs: int
     cpus: float
     max_minutes: float | None = None
+    nproc: int = 1
+    """Ranks of each trial's training (``train --nproc``)."""
     algo: str | None = None
     num_envs: int | None = None
     device: str = "auto"
@@ -191,6 +193,8 @@ class _Trial:
         for module in plan.imports:
             base += ["--import", module]
         budget = ["--max_iterations", str(plan.max_iterations)]
+        if plan.nproc > 1:
+            budget += ["--nproc", str(plan.nproc)]
         flags, overrides = _as_arguments(self.values)
         if donor is not None and donor["trial"] != self.name:
             segments.append(
