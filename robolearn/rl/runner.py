@@ -237,6 +237,7 @@ class Runner:
         """Load the policy (and, for resuming, optimizer, counters and random state)."""
         nets = ("student", "teacher") if self.distilling else ("actor", "critic")
         load_cfg = {**dict.fromkeys(nets, True), "optimizer": training_state}
+        configured = self.alg.learning_rate  # rsl-rl's load sets the optimizer state's
         self.alg.load(data["model"], load_cfg, strict=True)
         if training_state:
             self.iterations = int(data["iterations"])
@@ -246,6 +247,8 @@ class Runner:
             # configs' (a fork or a resume may change it) win over the checkpoint's.
             if getattr(self.alg, "schedule", "adaptive") == "adaptive":
                 self.alg.learning_rate = float(data["learning_rate"])
+            else:
+                self.alg.learning_rate = configured
             for group in self.alg.optimizer.param_groups:
                 group["lr"] = self.alg.learning_rate
             torch.set_rng_state(data["rng"]["torch"])

@@ -39,6 +39,9 @@ _QUIET_RAY = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_DEDUP_LOGS": "0",
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "1000",
+    # a worker that exits (Tune pausing or stopping a trial) would SIGKILL its children: a
+    # trial's training process gets its SIGTERM instead (robolearn.process), and saves
+    "RAY_kill_child_processes_on_worker_exit": "0",
 }
 
 
@@ -361,7 +364,7 @@ def _tuner(spec: SweepSpec, out: Path):
 
 
 def _trial_label(trial) -> str:
-    return trial_name(trial.trial_id)
+    return trial_name(trial.trial_id, trial.experiment_tag)
 
 
 def _fit(spec: SweepSpec, out: Path, tuner, log: Callable[[str], None]) -> int:
@@ -409,7 +412,7 @@ class SweepProgress(_tune_callback_base()):
         self._last_time = 0.0
 
     def on_trial_complete(self, iteration, trials, trial, **info) -> None:
-        folder = Path(self.out) / "trials" / trial_name(trial.trial_id)
+        folder = Path(self.out) / "trials" / _trial_label(trial)
         record = read_record(folder)
         if record is not None and record["status"] in ("running", "pending"):
             # Tune ends a trial at the report that completes its budget, or a scheduler
@@ -421,8 +424,8 @@ class SweepProgress(_tune_callback_base()):
         self._summary(trials, force=True)
 
     def on_trial_error(self, iteration, trials, trial, **info) -> None:
-        folder = Path(self.out) / "trials" / trial_name(trial.trial_id)
-        record = read_record(folder) or {"name": trial_name(trial.trial_id), "values": {}}
+        folder = Path(self.out) / "trials" / _trial_label(trial)
+        record = read_record(folder) or {"name": _trial_label(trial), "values": {}}
         reason = record.get("reason") or _tune_error(trial)
         record.update(status="failed", reason=reason)
         write_record(folder, record)
@@ -430,8 +433,14 @@ class SweepProgress(_tune_callback_base()):
         self._summary(trials, force=True)
 
     def on_trial_recover(self, iteration, trials, trial, **info) -> None:
+        # Tune restarts the trial after a fault (not a PBT pause): its record counts them
+        folder = Path(self.out) / "trials" / _trial_label(trial)
+        record = read_record(folder)
+        if record is not None:
+            record["restarts"] = record.get("restarts", 0) + 1
+            write_record(folder, record)
         print(
-            f"{trial_name(trial.trial_id)}: its worker or training process died; it restarts "
+            f"{_trial_label(trial)}: its worker or training process died; it restarts "
             f"from its latest checkpoint (restart {trial.num_failures} of at most "
             f"{self.max_failures})",
             flush=True,
@@ -456,7 +465,7 @@ class SweepProgress(_tune_callback_base()):
             f"{counts.get('TERMINATED', 0)} finished, {counts.get('ERROR', 0)} failed"
         )
         if best_trial is not None:
-            text += f"; best {self.metric} {best:.4g} ({trial_name(best_trial.trial_id)})"
+            text += f"; best {self.metric} {best:.4g} ({_trial_label(best_trial)})"
         now = time.monotonic()
         if text != self._last_summary and (force or now - self._last_time >= SUMMARY_EVERY_S):
             print(text, flush=True)

@@ -191,7 +191,7 @@ def table_lines(rows: list[dict[str, Any]], spec: SweepSpec) -> list[str]:
         command += ["--num_envs", str(spec.num_envs)]
     command += ["--max_iterations", str(spec.max_iterations), *flags, *spec.overrides, *overrides]
     lines.append(
-        f"best: {describe(values)} ({spec.metric} {mean:.4g}, mean of {count} seed(s)); "
+        f"best: {describe(values)} ({spec.metric} {mean:.4g}, mean of {count} trial(s)); "
         "to reproduce it:"
     )
     lines.append("  " + " ".join(command))

@@ -518,10 +518,10 @@ def _check_value(spec: SweepSpec, path: str, value: str) -> None:
             build_setup(spec.task, list(spec.overrides), num_envs=number)
         else:
             build_setup(spec.task, [*spec.overrides, f"{path}={value}"], num_envs=spec.num_envs)
+    except RobolearnError as exc:  # first: a RobolearnError is a ValueError too
+        raise RobolearnError(f"--{kind} {path}={value}: {exc}") from None
     except ValueError:
         raise RobolearnError(f"--{kind} {path}: {value!r} is not an integer") from None
-    except RobolearnError as exc:
-        raise RobolearnError(f"--{kind} {path}={value}: {exc}") from None
 
 
 def known_metrics(env_cfg: Any) -> tuple[list[str], list[str]]:

@@ -84,10 +84,16 @@ class TrialPlan:
         return max(1, math.floor(self.cpus))
 
 
-def trial_name(trial_id: str) -> str:
-    """A trial's short name from Tune's id (``8c1e2_00007`` -> ``t007``): stable across
-    restarts, and in the order trials were made."""
-    return f"t{int(trial_id.rsplit('_', 1)[-1]):03d}"
+def trial_name(trial_id: str, experiment_tag: str = "") -> str:
+    """A trial's short name, stable across restarts and in the order trials were made: the
+    index in Tune's id of a grid or PBT trial (``8c1e2_00007`` -> ``t007``), else the count
+    that opens the experiment tag of a search algorithm's trial, whose id is random
+    (Optuna's third: ``3_values=...`` -> ``t002``)."""
+    head, _, index = trial_id.rpartition("_")
+    if head and index.isdigit():
+        return f"t{int(index):03d}"
+    count = experiment_tag.partition("_")[0]
+    return f"t{int(count) - 1:03d}" if count.isdigit() else f"t{trial_id}"
 
 
 def trial_settings(config: dict[str, Any], plan: TrialPlan, index: int) -> tuple[dict, int]:
@@ -119,19 +125,20 @@ def run_trial(config: dict[str, Any], plan: dict[str, Any]) -> None:
     """The trainable Tune runs on a worker for each trial (see the module docstring)."""
     from ray import tune
 
-    trial = _Trial(TrialPlan(**plan), tune.get_context().get_trial_id(), config)
+    context = tune.get_context()  # the trial's name is the driver's trial_name
+    trial = _Trial(TrialPlan(**plan), context.get_trial_id(), context.get_trial_name(), config)
     trial.run(tune.get_checkpoint())
 
 
 class _Trial:
     """One trial on its worker: its record, its training process, its reports."""
 
-    def __init__(self, plan: TrialPlan, trial_id: str, config: dict[str, Any]) -> None:
+    def __init__(self, plan: TrialPlan, trial_id: str, name: str, config: dict[str, Any]) -> None:
         self.plan = plan
-        self.name = trial_name(trial_id)
+        self.name = name
         self.folder = Path(plan.out) / "trials" / self.name
         self.folder.mkdir(parents=True, exist_ok=True)
-        index = int(trial_id.rsplit("_", 1)[-1])
+        index = int(name[1:]) if name[1:].isdigit() else 0
         self.values, self.seed = trial_settings(config, plan, index)
         self.record = read_record(self.folder) or {
             "name": self.name,
@@ -148,6 +155,9 @@ class _Trial:
         # report: its members report at their checkpoints only
         self.reports_rows = plan.source == "progress" and plan.search != "pbt"
         self.last_row: dict[str, Any] = {}
+        self.rows: dict[int, dict[str, Any]] = {}
+        """The latest values as they stood at each iteration not yet reported at a
+        checkpoint: a checkpoint's report carries its own iteration's row."""
         self.last_eval: dict[str, Any] = {}
         os.environ["ROBOLEARN_THREADS"] = str(plan.threads)
 
@@ -161,6 +171,16 @@ class _Trial:
             tune.report(dict(record["result"]))
             return
         donor = _checkpoint_meta(checkpoint)
+        exploit = donor is not None and donor["trial"] != self.name
+        if exploit and donor["iteration"] >= self.plan.max_iterations:
+            # PBT handed on a checkpoint of a member that trained its whole budget: nothing
+            # is left to train, and this member ends as that copy, with its values
+            other = read_record(Path(self.plan.out) / "trials" / donor["trial"]) or {}
+            values = other.get("values", self.values)
+            record["segments"].append(_exploit_segment(donor, values))
+            record.update(values=values)
+            self._report_finished(Path(donor["run_dir"]))
+            return
         own = _latest_run_with_checkpoint(record["segments"])
         if (donor is None or donor["trial"] == self.name) and own is not None:
             _wait_for_lock(own)
@@ -169,8 +189,6 @@ class _Trial:
                 self._report_finished(Path(own))
                 return
         command = self._command(donor)
-        if record["status"] in ("running", "failed", "crashed") and record["segments"]:
-            record["restarts"] += 1
         record.update(status="running", values=self.values, seed=self.seed)
         write_record(self.folder, record)
         self._follow(command)
@@ -197,15 +215,7 @@ class _Trial:
             budget += ["--nproc", str(plan.nproc)]
         flags, overrides = _as_arguments(self.values)
         if donor is not None and donor["trial"] != self.name:
-            segments.append(
-                {
-                    "run_dir": None,
-                    "from_trial": donor["trial"],
-                    "from_checkpoint": donor["checkpoint"],
-                    "at_iteration": donor["iteration"],
-                    "values": self.values,
-                }
-            )
+            segments.append(_exploit_segment(donor, self.values))
             return [
                 *base,
                 *("--from", donor["run_dir"], "--checkpoint", donor["checkpoint"]),
@@ -215,10 +225,16 @@ class _Trial:
             ]
         run_dir = _latest_run_with_checkpoint(segments)
         if run_dir is not None:
-            # what the run wrote before was reported then: follow it from here
+            # what the run wrote before was reported then: follow it from its checkpoint,
+            # whose rows set the latest values. The rows a killed process wrote past its
+            # checkpoint go first, as the resumed run itself drops them.
+            from robolearn.rl.iteration_run import trim_progress
+
             self.reported_checkpoint = _latest_iteration(Path(run_dir))
-            with contextlib.suppress(OSError):
-                self.progress_offset = (Path(run_dir) / "progress.jsonl").stat().st_size
+            trim_progress(Path(run_dir), self.reported_checkpoint)
+            reports_rows, self.reports_rows = self.reports_rows, False
+            self.progress_offset = self._read_progress(Path(run_dir), 0)
+            self.reports_rows = reports_rows
             return [*base, "--task", plan.task, "--resume", "--load_run", run_dir, *budget]
         segments.append({"run_dir": None, "from_trial": None, "values": self.values})
         start = ["--task", plan.task, "--run_name", self.name, "--seed", str(self.seed)]
@@ -303,9 +319,12 @@ class _Trial:
                 row = json.loads(line)
             except ValueError:  # a row cut short by a killed process, then resumed
                 continue
-            # a key is missing from a row when no episode ended in that iteration: the
-            # latest value of each stands
-            self.last_row = {**self.last_row, **row}
+            # a key is missing from a row, or null, when no episode ended in that
+            # iteration: the latest value of each stands
+            self.last_row = {**self.last_row, **{k: v for k, v in row.items() if v is not None}}
+            iteration = row.get("iteration")
+            if isinstance(iteration, int) and iteration > self.reported_checkpoint:
+                self.rows[iteration] = self.last_row
             if self.reports_rows and row.get(self.plan.metric) is not None:
                 self._report(self._metrics(self.last_row, {}))
         return offset + end
@@ -318,8 +337,10 @@ class _Trial:
         for path in _checkpoints_after(run_dir, self.reported_checkpoint):
             iteration = int(CHECKPOINT_RE.match(path.name)[1])
             self.reported_checkpoint = iteration
+            row = self.rows.get(iteration, self.last_row)
+            self.rows = {i: r for i, r in self.rows.items() if i > iteration}
             evaluation = self._evaluate(path) if self.plan.source == "eval" else {}
-            metrics = self._metrics({**self.last_row, "iteration": iteration}, evaluation)
+            metrics = self._metrics({**row, "iteration": iteration}, evaluation)
             if metrics.get(self.plan.metric) is None:
                 continue  # nothing measured yet (no episode has ended)
             meta = {
@@ -383,6 +404,18 @@ def _as_arguments(values: dict[str, str]) -> tuple[list[str], list[str]]:
     from robolearn.app.sweep.spec import as_arguments
 
     return as_arguments(values)
+
+
+def _exploit_segment(donor: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
+    """A PBT exploit in a trial's lineage: the checkpoint taken (its run folder comes when
+    the fork starts; none where the checkpoint had trained the whole budget)."""
+    return {
+        "run_dir": None,
+        "from_trial": donor["trial"],
+        "from_checkpoint": donor["checkpoint"],
+        "at_iteration": donor["iteration"],
+        "values": values,
+    }
 
 
 def _checkpoint_meta(checkpoint: Any) -> dict[str, Any] | None:
