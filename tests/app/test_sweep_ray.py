@@ -337,3 +337,45 @@ def test_optuna_runs_each_configuration_once_per_seed(tmp_path):
         configurations.setdefault(value, []).append(t["seed"])
     assert len(configurations) == 2, configurations
     assert all(sorted(seeds) == [1, 2] for seeds in configurations.values()), configurations
+
+
+# ---- trials that fail, budgets in minutes (slow) -------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_failing_trial_does_not_stop_the_others(tmp_path):
+    """A trial whose training refuses its configuration (50M cartpole envs: more memory than
+    the machine has, found when the env is built) is marked failed with that one line and
+    not restarted; the other trial trains its budget and the sweep exits 0."""
+    out = tmp_path / "fail"
+    result = run_sweep(
+        out, "--grid", "num_envs=64,50000000", "--max_iterations", 3,
+        "--metric", "Train/mean_reward", "--max_failures", 2,
+    )  # fmt: skip
+    trials = records(out)
+    by_envs = {t["values"]["num_envs"]: t for t in trials.values()}
+    assert by_envs["64"]["status"] == "done" and by_envs["64"]["iterations"] == 3
+    failed = by_envs["50000000"]
+    assert failed["status"] == "failed" and failed["restarts"] == 0
+    assert "envs need about" in failed["reason"], failed["reason"]
+    name = next(n for n, t in trials.items() if t is failed)
+    assert f"{name} failed: num_envs=50000000, seed 1: " in result.stdout
+    assert "1 done, 0 stopped early, 1 failed" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_budget_in_minutes_stops_a_trial_with_a_checkpoint(tmp_path):
+    """--max_minutes ends a trial's training once its run has trained that long: it saves
+    a checkpoint on the way out and counts as done, well before its iterations."""
+    out = tmp_path / "minutes"
+    run_sweep(
+        out, "--max_iterations", 100000, "--max_minutes", 0.1,
+        "--metric", "Train/mean_reward", "--checkpoint_every", 50,
+    )  # fmt: skip
+    (trial,) = records(out).values()
+    assert trial["status"] == "done"
+    assert 0 < trial["iterations"] < 100000
+    run_dir = Path(trial["segments"][-1]["run_dir"])
+    saved = sorted(int(p.stem.split("_")[1]) for p in run_dir.glob("model_*.pt"))
+    assert saved and saved[-1] == progress(run_dir)[-1]["iteration"]
+    assert 6 <= progress(run_dir)[-1]["wall_time"] < 60

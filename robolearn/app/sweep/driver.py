@@ -386,6 +386,9 @@ def _fit(spec: SweepSpec, out: Path, tuner, log: Callable[[str], None]) -> int:
     )
     for line in results.table_lines(rows, spec):
         log(line)
+    if rows and counts["failed"] == len(rows):
+        log("every trial failed (their reasons are above): nothing was learned")
+        return 1
     return 0
 
 
