@@ -153,8 +153,11 @@ def trial_line(record: dict[str, Any] | None, result: dict[str, Any] | None, met
     """One line for a trial that ended."""
     if record is None:
         return "trial ended before it wrote its record"
-    head = f"{record['name']} {record.get('status', '?')}: {describe(record.get('values', {}))}"
-    head += f", seed {record.get('seed')}"
+    values = record.get("values", {})
+    head = f"{record['name']} {record.get('status', '?')}: "
+    head += (
+        f"{describe(values)}, seed {record.get('seed')}" if values else f"seed {record.get('seed')}"
+    )
     if record.get("status") == "failed":
         return f"{head}: {record.get('reason') or 'failed'}"
     result = result or record.get("result") or {}
