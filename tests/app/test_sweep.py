@@ -39,6 +39,7 @@ def sweep(capsys, *args):
         (["--num_cpus", "2", "--cpus_per_trial", "64"], "this machine has 2 CPUs"),
         (["--scheduler", "pbt"], "--scheduler pbt needs --perturb"),
         (["--perturb", "agent.algorithm.entropy_coef=1e-4:1e-2"], "add --scheduler pbt"),
+        (["--address", "127.0.0.1:1"], "--address 127.0.0.1:1: no Ray cluster answers there"),
     ],
     ids=[
         "unknown_path",
@@ -51,6 +52,7 @@ def sweep(capsys, *args):
         "too_many_cpus",
         "pbt_without_perturb",
         "perturb_without_pbt",
+        "unreachable_cluster",
     ],
 )
 def test_a_bad_spec_is_one_line_and_writes_nothing(tmp_path, capsys, args, fragment):

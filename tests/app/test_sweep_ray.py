@@ -121,8 +121,8 @@ def test_asha_stops_the_weak_learning_rates_and_ranks_the_rest(tmp_path, capsys)
     out = tmp_path / "lr"
     result = run_sweep(
         out, "--grid", f"{LR}=1e-3,1e-6,3e-3,3e-7", "--scheduler", "asha",
-        "--grace_period", 8, "--max_iterations", 15, "--checkpoint_every", 4,
-        "--metric", "mean_return", "agent.algorithm.schedule=fixed",
+        "--grace_period", 8, "--max_iterations", 15, "--checkpoint_every", 8,
+        "--eval_envs", 64, "--metric", "mean_return", "agent.algorithm.schedule=fixed",
     )  # fmt: skip
     trials = records(out)
     assert len(trials) == 4

@@ -169,12 +169,31 @@ def _start_ray(spec: SweepSpec, out: Path) -> None:
         # "local": a Ray of its own even where RAY_ADDRESS or a `ray start` names another
         ray.init(address="local", num_cpus=cores, num_gpus=_local_gpus(), **kwargs)
     else:
+        _require_reachable(spec.address)
         try:
             ray.init(address=spec.address, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise RobolearnError(f"--address {spec.address}: cannot join it ({first})") from None
         _check_fits(spec, ray.cluster_resources(), f"the cluster at {spec.address}")
+
+
+def _require_reachable(address: str) -> None:
+    """A ``HOST:PORT`` that nothing answers on is one line at once (Ray itself retries for
+    minutes, printing as it goes); ``auto`` and ``ray://`` addresses Ray checks itself."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            return
+    except OSError as exc:
+        raise RobolearnError(
+            f"--address {address}: no Ray cluster answers there ({exc.strerror or exc}); "
+            "start one (ray start --head) or leave out --address to run on this machine"
+        ) from None
 
 
 def _errors_to_log(out: Path) -> None:
