@@ -42,6 +42,10 @@ _QUIET_RAY = {
     # a worker that exits (Tune pausing or stopping a trial) would SIGKILL its children: a
     # trial's training process gets its SIGTERM instead (robolearn.process), and saves
     "RAY_kill_child_processes_on_worker_exit": "0",
+    # Ray starts its workers at niceness 15, below everything else on the machine: beside
+    # a busy process a trial then all but stops. Trials are the work, at the command's own
+    # priority, as robolearn train runs.
+    "RAY_worker_niceness": "0",
 }
 
 
