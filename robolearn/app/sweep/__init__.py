@@ -10,6 +10,7 @@ them to Tune.
 * :mod:`.spec`: the sweep's settings (the YAML schema and the flags), checked before
   anything runs, and the trials they make;
 * :mod:`.trial`: what a Ray worker runs for one trial;
-* :mod:`.driver`: Ray started or joined, Tune run or resumed, progress lines;
+* :mod:`.driver`: Ray started or joined, Tune run or resumed;
+* :mod:`.progress`: Tune's events as the sweep's lines;
 * :mod:`.results`: the results table, the curves plot and ``sweep show``.
 """

@@ -27,12 +27,10 @@ from robolearn.app.sweep.spec import (
     spec_to_data,
     trial_count,
 )
-from robolearn.app.sweep.trial import TrialPlan, read_record, run_trial, trial_name, write_record
+from robolearn.app.sweep.trial import TrialPlan, run_trial
 from robolearn.errors import RobolearnError
 
 TUNE_DIR = "tune"
-SUMMARY_EVERY_S = 10.0
-"""Seconds between summary lines while nothing finishes (a trial's end prints at once)."""
 
 _QUIET_RAY = {
     "RAY_AIR_NEW_OUTPUT": "0",  # Tune's tables and banners: off with verbose=0
@@ -319,6 +317,8 @@ def _domain(dim: Any):
 def _tuner(spec: SweepSpec, out: Path):
     from ray import tune
 
+    from robolearn.app.sweep import progress  # subclasses Ray's Callback: after Ray is checked
+
     search_alg, scheduler = None, None
     if spec.scheduler == "pbt":
         from ray.tune.schedulers import PopulationBasedTraining
@@ -364,8 +364,8 @@ def _tuner(spec: SweepSpec, out: Path):
         scheduler=scheduler,
         num_samples=num_samples,
         max_concurrent_trials=spec.max_concurrent,
-        trial_name_creator=_trial_label,
-        trial_dirname_creator=_trial_label,
+        trial_name_creator=progress.trial_label,
+        trial_dirname_creator=progress.trial_label,
     )
     run_config = tune.RunConfig(
         name=TUNE_DIR,
@@ -375,7 +375,7 @@ def _tuner(spec: SweepSpec, out: Path):
         # on one it chose a while ago
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),
         callbacks=[
-            SweepProgress(
+            progress.SweepProgress(
                 str(out.resolve()), spec.metric, spec.mode, spec.max_iterations, spec.max_failures
             )
         ],
@@ -387,10 +387,6 @@ def _tuner(spec: SweepSpec, out: Path):
         tune_config=tune_config,
         run_config=run_config,
     )
-
-
-def _trial_label(trial) -> str:
-    return trial_name(trial.trial_id, trial.experiment_tag)
 
 
 def _fit(spec: SweepSpec, out: Path, tuner, log: Callable[[str], None]) -> int:
@@ -416,95 +412,3 @@ def _fit(spec: SweepSpec, out: Path, tuner, log: Callable[[str], None]) -> int:
         log("every trial failed (their reasons are above): nothing was learned")
         return 1
     return 0
-
-
-# ---- progress --------------------------------------------------------------------------
-
-
-def _tune_callback_base():
-    from ray.tune import Callback
-
-    return Callback
-
-
-class SweepProgress(_tune_callback_base()):
-    """Tune's events as robolearn's lines: one per trial that finishes, stops or fails, and
-    a summary (running, finished, best so far) when it changes, at most every
-    :data:`SUMMARY_EVERY_S` seconds unless a trial ended."""
-
-    def __init__(
-        self, out: str, metric: str, mode: str, max_iterations: int, max_failures: int
-    ) -> None:
-        self.out, self.metric, self.mode = out, metric, mode
-        self.max_iterations, self.max_failures = max_iterations, max_failures
-        self._last_summary = ""
-        self._last_time = 0.0
-
-    def on_trial_complete(self, iteration, trials, trial, **info) -> None:
-        folder = Path(self.out) / "trials" / _trial_label(trial)
-        record = read_record(folder)
-        if record is not None and record["status"] in ("running", "pending"):
-            # Tune ends a trial at the report that completes its budget, or a scheduler
-            # stops it early: either way its process was still running
-            done = record.get("iterations", 0) >= self.max_iterations
-            record["status"] = "done" if done else "stopped"
-            write_record(folder, record)
-        print(results.trial_line(record, trial.last_result, self.metric), flush=True)
-        self._summary(trials, force=True)
-
-    def on_trial_error(self, iteration, trials, trial, **info) -> None:
-        folder = Path(self.out) / "trials" / _trial_label(trial)
-        record = read_record(folder) or {"name": _trial_label(trial), "values": {}}
-        reason = record.get("reason") or _tune_error(trial)
-        record.update(status="failed", reason=reason)
-        write_record(folder, record)
-        print(results.trial_line(record, trial.last_result, self.metric), flush=True)
-        self._summary(trials, force=True)
-
-    def on_trial_recover(self, iteration, trials, trial, **info) -> None:
-        # Tune restarts the trial after a fault (not a PBT pause): its record counts them
-        folder = Path(self.out) / "trials" / _trial_label(trial)
-        record = read_record(folder)
-        if record is not None:
-            record["restarts"] = record.get("restarts", 0) + 1
-            write_record(folder, record)
-        print(
-            f"{_trial_label(trial)}: its worker or training process died; it restarts "
-            f"from its latest checkpoint (restart {trial.num_failures} of at most "
-            f"{self.max_failures})",
-            flush=True,
-        )
-
-    def on_step_end(self, iteration, trials, **info) -> None:
-        self._summary(trials)
-
-    def _summary(self, trials, force: bool = False) -> None:
-        counts: dict[str, int] = {}
-        for t in trials:
-            counts[t.status] = counts.get(t.status, 0) + 1
-        best, best_trial = None, None
-        for t in trials:
-            value = (t.last_result or {}).get(self.metric)
-            if isinstance(value, int | float) and (
-                best is None or (value > best if self.mode == "max" else value < best)
-            ):
-                best, best_trial = value, t
-        text = (
-            f"sweep: {counts.get('RUNNING', 0)} running, {counts.get('PENDING', 0)} waiting, "
-            f"{counts.get('TERMINATED', 0)} finished, {counts.get('ERROR', 0)} failed"
-        )
-        if best_trial is not None:
-            text += f"; best {self.metric} {best:.4g} ({_trial_label(best_trial)})"
-        now = time.monotonic()
-        if text != self._last_summary and (force or now - self._last_time >= SUMMARY_EVERY_S):
-            print(text, flush=True)
-            self._last_summary, self._last_time = text, now
-
-
-def _tune_error(trial) -> str:
-    path = getattr(trial, "error_file", None) or ""
-    try:
-        lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
-        return lines[-1][:300] if lines else "failed"
-    except OSError:
-        return "failed (its worker died)"

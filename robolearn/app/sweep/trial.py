@@ -195,9 +195,7 @@ class _Trial:
 
     def _report_finished(self, run_dir: Path) -> None:
         """Report a run that trained its whole budget, from its folder, and end as done."""
-        reports_rows, self.reports_rows = self.reports_rows, False
-        self._read_progress(run_dir, 0)
-        self.reports_rows = reports_rows
+        self._read_progress(run_dir, 0, report=False)
         self.reported_checkpoint = _latest_iteration(run_dir) - 1
         self._report_checkpoints(run_dir)
         self.record["status"] = "done"
@@ -232,9 +230,7 @@ class _Trial:
 
             self.reported_checkpoint = _latest_iteration(Path(run_dir))
             trim_progress(Path(run_dir), self.reported_checkpoint)
-            reports_rows, self.reports_rows = self.reports_rows, False
-            self.progress_offset = self._read_progress(Path(run_dir), 0)
-            self.reports_rows = reports_rows
+            self.progress_offset = self._read_progress(Path(run_dir), 0, report=False)
             return [*base, "--task", plan.task, "--resume", "--load_run", run_dir, *budget]
         segments.append({"run_dir": None, "from_trial": None, "values": self.values})
         start = ["--task", plan.task, "--run_name", self.name, "--seed", str(self.seed)]
@@ -303,8 +299,10 @@ class _Trial:
                     return path
         return None
 
-    def _read_progress(self, run_dir: Path, offset: int) -> int:
-        """Report the progress.jsonl rows written since ``offset``; returns the new offset."""
+    def _read_progress(self, run_dir: Path, offset: int, report: bool = True) -> int:
+        """Take in the progress.jsonl rows written since ``offset`` (reporting them, where
+        this trial reports rows, unless ``report`` is false: catching up on a run's past);
+        returns the new offset."""
 
         path = run_dir / "progress.jsonl"
         try:
@@ -325,7 +323,7 @@ class _Trial:
             iteration = row.get("iteration")
             if isinstance(iteration, int) and iteration > self.reported_checkpoint:
                 self.rows[iteration] = self.last_row
-            if self.reports_rows and row.get(self.plan.metric) is not None:
+            if report and self.reports_rows and row.get(self.plan.metric) is not None:
                 self._report(self._metrics(self.last_row, {}))
         return offset + end
 
