@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import os
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -148,7 +149,8 @@ def load_tasks() -> None:
 
 IMPORT_FORMS = (
     "--import takes a module name (my_tasks, my_pkg.tasks: on the import path or in the "
-    "working folder) or the path of a .py file (my_tasks.py, ../tasks/my_tasks.py)"
+    "working folder), the path of a .py file (my_tasks.py, ../tasks/my_tasks.py) or of a "
+    "package's folder (../my_robots)"
 )
 
 _import_roots: list[Path] = []
@@ -168,7 +170,7 @@ def import_tasks(modules: Iterable[str], search: Iterable[str | Path] = ()) -> N
     for module in modules:
         try:
             with _source(f"--import {module}"):
-                if module.endswith(".py"):
+                if module.endswith(".py") or os.sep in module:
                     _import_file(Path(module))
                 else:
                     _import_module(module, folders)
@@ -185,12 +187,19 @@ def import_roots() -> list[Path]:
 
 
 def _import_file(path: Path) -> None:
-    if not path.is_file():
+    """Import a module's file, or a package by its folder or its ``__init__.py`` (by its
+    package name, so that its modules' absolute imports of each other work)."""
+    if path.is_dir() and (path / "__init__.py").is_file():
+        path = path / "__init__.py"
+    if not path.is_file() or path.suffix != ".py":
         raise RobolearnError(f"no such file; {IMPORT_FORMS}")
-    folder = str(path.resolve().parent)
+    path = path.resolve()
+    package = path.name == "__init__.py"
+    folder = str(path.parent.parent if package else path.parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    importlib.import_module(path.stem)
+    importlib.invalidate_caches()
+    importlib.import_module(path.parent.name if package else path.stem)
 
 
 def _import_module(name: str, folders: list[Path]) -> None:

@@ -23,6 +23,7 @@ from robolearn.managers import (
     ManagerTerm,
     ObservationGroupCfg,
     ObservationTermCfg,
+    RewardTermCfg,
     TerminationTermCfg,
 )
 from robolearn.math import yaw_from_quat
@@ -253,6 +254,60 @@ def test_bad_term_params_name_the_term_and_valid_params():
 
     with pytest.raises(RobolearnError, match="time-out termination"):
         make("cartpole_balance", num_envs=2, edit=no_timeout)
+
+
+def _unmatched(edit, step: bool = False) -> str:
+    """The message of the error that quadruped_walk, changed by ``edit``, ends in: when it
+    is built, or (``step``) at its first step, where rewards and terminations first run."""
+    with pytest.raises(RobolearnError) as err:
+        env = make("quadruped_walk", num_envs=2, edit=edit)
+        if step:
+            env.step(zeros(env))
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_pattern_in_a_terms_params_that_matches_nothing_names_the_term_and_param():
+    """Before: "no geom matches '.*_foot'; geoms: ...", which term's pattern left unsaid
+    (the velocity recipe's friction, found on a robot whose feet are named otherwise)."""
+
+    def friction(cfg):
+        cfg.events["friction"].params = {"friction_range": (0.6, 1.25), "geoms": ".*_toe"}
+
+    assert _unmatched(friction).startswith(
+        "events.friction: params.geoms '.*_toe' matches no geom; geoms: floor, trunk, head, "
+    )
+
+    def hips(cfg):
+        cfg.rewards["hip_deviation"] = RewardTermCfg(
+            func=mdp.joint_deviation_l1, weight=-0.1, params={"joints": ["FL_hip", ".*_hip_yaw"]}
+        )
+
+    assert _unmatched(hips, step=True).startswith(
+        "rewards.hip_deviation: params.joints '.*_hip_yaw' matches no joint; joints: FL_hip, "
+    )
+
+    def contact(cfg):
+        cfg.terminations["base_contact"].params["bodies"] = "torso"
+
+    assert _unmatched(contact, step=True).startswith(
+        "terminations.base_contact: params.bodies 'torso' matches no body; bodies: world, "
+    )
+
+    def observed(cfg):
+        cfg.observations["policy"].terms["joint_pos"].params = {"joints": "FL_knee"}
+
+    assert _unmatched(observed).startswith(
+        "observations.policy.joint_pos: params.joints 'FL_knee' matches no joint; joints: "
+    )
+
+    def feet(cfg):  # the recipe's friction follows the robot config's feet
+        cfg.scene.robot.feet = ()
+
+    assert _unmatched(feet).startswith(
+        "events.friction: params.feet: the robot config names no feet"
+    )
 
 
 def test_actions_drive_position_targets_around_the_default_pose():

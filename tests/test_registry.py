@@ -113,7 +113,7 @@ def test_import_errors_are_one_line(tmp_path):
         robolearn("list", "--import", "no_such_module_here", cwd=tmp_path),
         f"--import no_such_module_here: no module named 'no_such_module_here' on the import "
         f"path or in {tmp_path.resolve()}; --import takes a module name (my_tasks, "
-        "my_pkg.tasks: on the import path or in the working folder) or the path of a .py file",
+        "my_pkg.tasks: on the import path or in the working folder), the path of a .py file",
     )
     # a module found, whose own import fails: its error, not "not found"
     (tmp_path / "needs_more.py").write_text("import no_such_dependency\n")

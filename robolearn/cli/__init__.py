@@ -77,6 +77,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("list_tasks", "list the tasks"),
     "inspect": ("inspect_model", "what robolearn sees in an MJCF model"),
     "sweep": ("sweep", "many runs on Ray Tune: searches, seeds, ASHA, PBT; show results"),
+    "new": ("new", "write a robot of yours (MJCF or URDF) into a package: config and tasks"),
+    "doctor": ("doctor", "check a robot's model or a task's robot: PASS, WARN, FAIL"),
     "motion": (
         "motion",
         "motion clips: convert a retargeted CSV, show, record from a policy, check",

@@ -9,16 +9,18 @@ what its part of the step does with the terms.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, NoReturn, TypeVar
 
 import torch
 
 from robolearn.errors import RobolearnError
 from robolearn.managers.markers import Marker
 from robolearn.managers.protocol import ManagedEnv
+from robolearn.scene.patterns import NoMatchError
 from robolearn.sim.host_sync import host_syncs_allowed
 
 
@@ -104,6 +106,83 @@ def resolve_term(
             raise RobolearnError(f"{where}: class {func.__name__} is not a ManagerTerm")
         return func(cfg, env)
     return func
+
+
+def term_error(exc: RobolearnError, where: str, cfg: Any) -> RobolearnError:
+    """``exc``, raised while building or running the term ``where`` (``rewards.name``), as
+    an error that names the term; a pattern that matched no name (a :class:`NoMatchError`)
+    is named with the field of ``cfg`` that holds it: ``events.friction: params.geoms
+    '.*_foot' matches no geom; geoms: ...``. ``exc`` itself where it names the term already,
+    or is an error of its own kind (a host sync where none is allowed), which callers catch
+    by its type."""
+    text = str(exc)
+    if text.startswith(where) or type(exc) not in (RobolearnError, NoMatchError):
+        return exc
+    if isinstance(exc, NoMatchError):
+        holder = _field_holding(cfg, exc)
+        if holder is not None:
+            return RobolearnError(
+                f"{where}: {holder} {exc.pattern!r} matches no {exc.what}; {exc.listing()}"
+            )
+    return RobolearnError(f"{where}: {text}")
+
+
+def raise_named(exc: RobolearnError, where: str, cfg: Any) -> NoReturn:
+    """Raise :func:`term_error` of ``exc`` (``exc`` itself where that is ``exc``), from
+    ``exc``: for a manager's ``except`` around the calls of its terms."""
+    named = term_error(exc, where, cfg)
+    if named is exc:
+        raise exc
+    raise named from exc
+
+
+def _field_holding(cfg: Any, exc: NoMatchError) -> str | None:
+    """The path in a term config (``params.joints``, ``actuators``) of the value that holds
+    the pattern that matched nothing: the value given as the lookup's patterns if one is,
+    else one that holds the pattern among others; None if no field holds it (it came from
+    elsewhere, such as the scene's config)."""
+    params = getattr(cfg, "params", None)
+    fields: list[tuple[str, Any]] = []
+    if isinstance(params, Mapping):
+        fields += [(f"params.{k}", v) for k, v in params.items()]
+    if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+        fields += [
+            (f.name, getattr(cfg, f.name, None))
+            for f in dataclasses.fields(cfg)
+            if f.name not in ("params", "func")
+        ]
+    for wanted in (exc.patterns, exc.pattern):
+        for path, value in fields:
+            found = _path_to(value, wanted, path, depth=2)
+            if found is not None:
+                return found
+    return None
+
+
+def _path_to(value: Any, wanted: Any, path: str, depth: int) -> str | None:
+    """``path`` if ``value`` is ``wanted`` or holds it (in a list, as a key of a dict), the
+    path inside it for a selector (a :class:`SceneEntityCfg`'s ``joints``); None if not."""
+    if _same(value, wanted):
+        return path
+    if isinstance(value, list | tuple) and any(_same(v, wanted) for v in value):
+        return path
+    if isinstance(value, Mapping) and any(_same(k, wanted) for k in value):
+        return path
+    if depth > 0 and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            found = _path_to(getattr(value, f.name, None), wanted, f"{path}.{f.name}", depth - 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    """Equal patterns: the same string, or sequences of the same strings."""
+    if isinstance(wanted, str) or isinstance(value, str):
+        return isinstance(value, str) and value == wanted
+    if isinstance(wanted, list | tuple) and isinstance(value, list | tuple):
+        return all(isinstance(v, str) for v in value) and list(value) == list(wanted)
+    return False
 
 
 def as_env_mask(env: ManagedEnv, envs: torch.Tensor | Sequence[int]) -> torch.Tensor:
@@ -302,9 +381,7 @@ class ManagerBase:
         try:
             return self._build_term(name, cfg)
         except RobolearnError as exc:
-            if str(exc).startswith(where):
-                raise
-            raise RobolearnError(f"{where}: {exc}") from exc
+            raise_named(exc, where, cfg)
 
     def debug_markers(self, env_id: int) -> list[Marker]:
         """What the terms draw for env ``env_id``: each term's ``debug_markers(env_id)``

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import torch
 
-from robolearn.managers.base import ManagerBase, TermCfg
+from robolearn.errors import RobolearnError
+from robolearn.managers.base import ManagerBase, TermCfg, raise_named
 
 
 @dataclass
@@ -54,10 +55,14 @@ class CurriculumManager(ManagerBase):
         """Run every term for the envs where ``env_mask`` is true; returns
         ``Curriculum/<term>`` of those that return a value."""
         log: dict[str, float | torch.Tensor] = {}
-        for name, fn in self._terms.items():
-            value = fn(self.env, env_mask, **self.cfg[name].params)
-            if isinstance(value, dict):
-                log |= {f"Curriculum/{name}/{key}": v for key, v in value.items()}
-            elif value is not None:
-                log[f"Curriculum/{name}"] = value
+        name = ""
+        try:
+            for name, fn in self._terms.items():
+                value = fn(self.env, env_mask, **self.cfg[name].params)
+                if isinstance(value, dict):
+                    log |= {f"Curriculum/{name}/{key}": v for key, v in value.items()}
+                elif value is not None:
+                    log[f"Curriculum/{name}"] = value
+        except RobolearnError as exc:
+            raise_named(exc, f"curriculum.{name}", self.cfg.get(name))
         return log

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import ManagerBase, TermCfg, none_selected
+from robolearn.managers.base import ManagerBase, TermCfg, none_selected, raise_named
 from robolearn.managers.protocol import ManagedEnv
 
 MODES = ("startup", "reset", "interval")
@@ -83,19 +83,24 @@ class EventManager(ManagerBase):
     def apply(self, mode: str, env_mask: torch.Tensor | None = None, dt: float = 0.0) -> None:
         """Run the terms of ``mode``: for the envs where ``env_mask`` ((N,) bool; None for
         all) is true (startup, reset), or for those whose timers expire (interval)."""
-        for name, fn in self._terms.items():
-            term = self.cfg[name]
-            if term.mode != mode:
-                continue
-            if mode == "interval":
-                mask = self._due(name, dt)
-                if mask is None:
+        name = ""
+        try:
+            for name, fn in self._terms.items():
+                term = self.cfg[name]
+                if term.mode != mode:
                     continue
-            elif env_mask is None:
-                mask = torch.ones(self.env.num_envs, dtype=torch.bool, device=self.env.device)
-            else:
-                mask = env_mask
-            fn(self.env, mask, **term.params)
+                if mode == "interval":
+                    mask = self._due(name, dt)
+                    if mask is None:
+                        continue
+                elif env_mask is None:
+                    mask = torch.ones(self.env.num_envs, dtype=torch.bool, device=self.env.device)
+                else:
+                    mask = env_mask
+                fn(self.env, mask, **term.params)
+        except RobolearnError as exc:
+            # a term finds its names at its first call: say whose they were
+            raise_named(exc, f"events.{name}", self.cfg.get(name))
 
     def _due(self, name: str, dt: float) -> torch.Tensor | None:
         """Advance interval term ``name``'s timers by ``dt``; the (N,) mask of the envs

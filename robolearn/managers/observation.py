@@ -24,6 +24,7 @@ from robolearn.managers.base import (
     ManagerTerm,
     TermCfg,
     check_term_output,
+    raise_named,
     reset_term,
     resolve_term,
 )
@@ -152,6 +153,15 @@ class _Latency:
         self.fresh |= env_mask
 
 
+def _resolve_named(cfg: ObservationTermCfg, env: ManagedEnv, where: str) -> Any:
+    """:func:`resolve_term`, whose errors (a class term's names that match nothing, found
+    when it is built) name the term."""
+    try:
+        return resolve_term(cfg, env, where)
+    except RobolearnError as exc:
+        raise_named(exc, where, cfg)
+
+
 class _Group:
     """One observation group: its terms in order, their histories and widths."""
 
@@ -160,7 +170,7 @@ class _Group:
             raise RobolearnError(f"observations.{name} has no terms")
         self.name, self.cfg, self.env = name, cfg, env
         self.terms: list[tuple[str, ObservationTermCfg, Any]] = [
-            (term, tcfg, resolve_term(tcfg, env, f"observations.{name}.{term}"))
+            (term, tcfg, _resolve_named(tcfg, env, f"observations.{name}.{term}"))
             for term, tcfg in cfg.terms.items()
         ]
         self.histories: dict[str, _History] = {}
@@ -261,7 +271,11 @@ class _Group:
         value = raw.get(key) if key is not None else None
         if value is None:
             where = f"observations.{self.name}.{name}"
-            value = check_term_output(fn(self.env, **tcfg.params), self.env.num_envs, where)
+            try:
+                value = check_term_output(fn(self.env, **tcfg.params), self.env.num_envs, where)
+            except RobolearnError as exc:
+                # a term finds its names at its first call: say whose they were
+                raise_named(exc, where, tcfg)
             if value.dtype != torch.float32:
                 value = value.float()
             if key is not None:

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import EnvRows, ManagerBase, TermCfg, check_term_output
+from robolearn.managers.base import (
+    EnvRows,
+    ManagerBase,
+    TermCfg,
+    check_term_output,
+    raise_named,
+)
 from robolearn.managers.protocol import ManagedEnv
 
 
@@ -103,14 +109,19 @@ class RewardManager(ManagerBase):
         step compiles (reading the weights there would make a changed weight recompile)."""
         n = self.env.num_envs
         values = []
-        for i in self._active:
-            name = self.term_names[i]
-            value = check_term_output(
-                self._terms[name](self.env, **self.cfg[name].params), n, f"rewards.{name}"
-            )
-            if value.dim() != 1:
-                raise RobolearnError(f"rewards.{name} returned {tuple(value.shape)}; want (N,)")
-            values.append(value if value.dtype == torch.float32 else value.float())
+        name = ""
+        try:
+            for i in self._active:
+                name = self.term_names[i]
+                value = check_term_output(
+                    self._terms[name](self.env, **self.cfg[name].params), n, f"rewards.{name}"
+                )
+                if value.dim() != 1:
+                    raise RobolearnError(f"rewards.{name} returned {tuple(value.shape)}; want (N,)")
+                values.append(value if value.dtype == torch.float32 else value.float())
+        except RobolearnError as exc:
+            # a term finds its names at its first call: say whose they were
+            raise_named(exc, f"rewards.{name}", self.cfg.get(name))
         # One write of all columns instead of a small strided write per term.
         if values and len(self._active) == len(self.term_names):
             torch.stack(values, dim=1, out=self.step_reward)
@@ -131,10 +142,14 @@ class RewardManager(ManagerBase):
         inside :meth:`~robolearn.scene.Scene.reading_state`)."""
         self.sync_weights()
         total = torch.zeros(self.env.num_envs, device=self.env.device)
-        for i in self._active:
-            name = self.term_names[i]
-            value = self._terms[name](self.env, **self.cfg[name].params)
-            total = total + float(self.cfg[name].weight) * dt * value.float()
+        name = ""
+        try:
+            for i in self._active:
+                name = self.term_names[i]
+                value = self._terms[name](self.env, **self.cfg[name].params)
+                total = total + float(self.cfg[name].weight) * dt * value.float()
+        except RobolearnError as exc:
+            raise_named(exc, f"rewards.{name}", self.cfg.get(name))
         return total
 
     def _weights_times(self, dt: float) -> torch.Tensor:

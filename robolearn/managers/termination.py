@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from robolearn.errors import RobolearnError
-from robolearn.managers.base import EnvRows, ManagerBase, TermCfg
+from robolearn.managers.base import EnvRows, ManagerBase, TermCfg, raise_named
 from robolearn.managers.protocol import ManagedEnv
 from robolearn.math import columns_of, take_columns
 
@@ -69,11 +69,16 @@ class TerminationManager(ManagerBase):
                 ``nonfinite`` alone).
         """
         values = []
-        for name, fn in self._terms.items():
-            value = fn(self.env, **self.cfg[name].params)
-            if value.shape != (self.env.num_envs,):
-                raise RobolearnError(f"terminations.{name} must return (num_envs,) bools")
-            values.append(value if value.dtype == torch.bool else value.bool())
+        name = ""
+        try:
+            for name, fn in self._terms.items():
+                value = fn(self.env, **self.cfg[name].params)
+                if value.shape != (self.env.num_envs,):
+                    raise RobolearnError(f"terminations.{name} must return (num_envs,) bools")
+                values.append(value if value.dtype == torch.bool else value.bool())
+        except RobolearnError as exc:
+            # a term finds its names at its first call: say whose they were
+            raise_named(exc, f"terminations.{name}", self.cfg.get(name))
         # one write of every column, not a strided copy per term
         torch.stack(values, dim=1, out=self.term_dones)
         if exclude is not None:

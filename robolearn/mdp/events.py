@@ -166,18 +166,28 @@ def randomize_friction(
     env: TaskEnv,
     env_mask: torch.Tensor,
     friction_range: tuple[float, float],
-    geoms: str | Sequence[str] = ".*",
+    geoms: str | Sequence[str] | None = None,
     bodies: str | Sequence[str] | None = None,
+    feet: bool = False,
 ) -> None:
-    """Sliding friction of ``geoms`` = uniform(friction_range), one draw per env.
+    """Sliding friction of ``geoms`` (regexes of the robot's geom names, the world's
+    included; None: every one) = uniform(friction_range), one draw per env.
 
     ``bodies`` (regexes of body names), where given, selects the geoms instead: every
     geom of those bodies that can collide (a vendor's foot spheres often have no names).
-    MuJoCo combines the two geoms of a contact with the max, so randomizing the robot's
-    geoms (not the floor's) sets the contact friction whenever it exceeds the floor's.
+    ``feet`` selects every geom that can collide of the robot's feet (its config's
+    ``feet``, whatever the model names them), and is refused beside ``geoms`` or
+    ``bodies``. MuJoCo combines the two geoms of a contact with the max, so randomizing
+    the robot's geoms (not the floor's) sets the contact friction whenever it exceeds the
+    floor's.
     """
     rows = EnvRows.of(env, as_env_mask(env, env_mask))
-    ids = env.scene.index("geom", geoms) if bodies is None else _colliding_geoms(env, bodies)
+    if feet:
+        ids = _feet_geoms(env, geoms, bodies)
+    elif bodies is not None:
+        ids = _colliding_geoms(env, bodies)
+    else:
+        ids = env.scene.index("geom", ".*" if geoms is None else geoms)
     field = env.scene.engine.model_field("geom_friction")
     draw = sample_uniform(*friction_range, (env.num_envs, 1), env.device)
     sliding = field[:, :, 0]  # a view: the write below lands in the engine's memory
@@ -185,16 +195,44 @@ def randomize_friction(
 
 
 def _colliding_geoms(env: TaskEnv, bodies: str | Sequence[str]) -> torch.Tensor:
+    ids = _colliding_of(env, set(env.scene.index("body", bodies).tolist()))
+    if not ids.numel():
+        raise RobolearnError(f"bodies {bodies!r} have no geom that collides")
+    return ids
+
+
+def _colliding_of(env: TaskEnv, bodies: set[int]) -> torch.Tensor:
+    """The geoms of the body ids ``bodies`` that can collide."""
     model = env.scene.model
-    of = set(env.scene.index("body", bodies).tolist())
     ids = [
         g
         for g in range(model.ngeom)
-        if int(model.geom_bodyid[g]) in of and (model.geom_contype[g] or model.geom_conaffinity[g])
+        if int(model.geom_bodyid[g]) in bodies
+        and (model.geom_contype[g] or model.geom_conaffinity[g])
     ]
-    if not ids:
-        raise RobolearnError(f"bodies {bodies!r} have no geom that collides")
     return torch.as_tensor(ids, device=env.device, dtype=torch.long)
+
+
+def _feet_geoms(env: TaskEnv, geoms: object, bodies: object) -> torch.Tensor:
+    """The colliding geoms of the robot's feet (the scene's foot bodies: a foot the config
+    names as a geom is a body of its own by now, see :mod:`robolearn.scene.feet`)."""
+    if geoms is not None or bodies is not None:
+        given = "geoms" if geoms is not None else "bodies"
+        raise RobolearnError(
+            f"params.feet selects the robot's feet, and params.{given} other geoms: give "
+            "one (feet=false to pick geoms or bodies)"
+        )
+    feet = env.scene.feet_body_ids
+    if feet is None:
+        raise RobolearnError(
+            "params.feet: the robot config names no feet (scene.robot.feet: the foot bodies "
+            "or geoms); name them, or give params.geoms or params.bodies"
+        )
+    ids = _colliding_of(env, set(feet.tolist()))
+    if not ids.numel():
+        names = ", ".join(env.scene.cfg.robot.feet)
+        raise RobolearnError(f"params.feet: the robot's feet ({names}) have no geom that collides")
+    return ids
 
 
 def randomize_body_mass(

@@ -40,11 +40,9 @@ def build_engine(
     apply_sim_options(spec.option, sim)  # before compiling: the timestep is checked below
     add_model_delays(spec, driven)
     separate_foot_geoms(spec, robot.feet)
+    floats = any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints)
     others = cfg.attached()
     if others:
-        # The keyframe is the robot's: check it against the robot alone (MuJoCo pads it
-        # with the attached entities' qpos0).
-        check_keyframe(spec, compile_model(spec), robot.default_keyframe, robot.model)
         attached = attach_entities(spec, others)
         add_model_delays(spec, attached)
         driven = driven + attached
@@ -53,8 +51,8 @@ def build_engine(
     if terrain is not None:
         add_terrain(spec, terrain)
     model = compile_model(spec)
-    if not others:
-        check_keyframe(spec, model, robot.default_keyframe, robot.model)
+    if floats and terrain is None:
+        check_ground(model, robot.model)
     check_gains(model, driven, robot.default_keyframe)
     # each env's lags of MuJoCo's delayed loops are its own
     delays = ("actuator_delay",) if model_delays(driven) else ()
@@ -103,7 +101,10 @@ def robot_spec(robot: EntityCfg, ground: bool) -> tuple[mujoco.MjSpec, list[Driv
     if robot.model is None:
         raise RobolearnError(f"{where}.model is None: the robot is an MJCF, not a made object")
     spec = load_spec(resolve_model_path(robot.model))
+    if robot.floating_base:
+        add_floating_base(spec, f"{where}.floating_base")
     check_joints(spec, tuple(robot.joints), robot.model)
+    check_keyframe(spec, robot, "scene")
     if robot.init_state is not None:
         # before the actuators: the ones they add hold the pose the key states
         add_init_keyframe(spec, robot.init_state, "scene.init_state")
@@ -131,35 +132,54 @@ def check_gains(model: mujoco.MjModel, driven: list[DrivenJoint], keyframe: str 
     check_timestep(model, model.key(keyframe).qpos if keyframe else None, explicit)
 
 
-def check_keyframe(
-    spec: mujoco.MjSpec,
-    model: mujoco.MjModel,
-    keyframe: str | None,
-    model_name: object = "the model",
-) -> None:
-    """The keyframe the scene resets to gives every qpos (and ctrl) value, or none.
+_QPOS_SIZE = {
+    mujoco.mjtJoint.mjJNT_FREE: 7,
+    mujoco.mjtJoint.mjJNT_BALL: 4,
+    mujoco.mjtJoint.mjJNT_SLIDE: 1,
+    mujoco.mjtJoint.mjJNT_HINGE: 1,
+}
 
-    MuJoCo fills the missing values of a short keyframe from qpos0 without a word; for a
-    robot's default pose that is a mistake (written for another version of the model),
-    so a keyframe of the wrong length is an error naming both lengths.
+
+def check_keyframe(spec: mujoco.MjSpec, cfg: EntityCfg, where: str) -> None:
+    """The keyframe an entity's config names is its model's, it gives every qpos (and
+    ctrl) value or none, and no keyframe of the model has too many; ``where``: the config's
+    path in messages (``scene`` for the robot).
+
+    Checked on the spec as loaded, before anything compiles it: compiling fills a short
+    keyframe from qpos0 in the spec itself, without a word (for a default pose that is a
+    mistake: a keyframe written for another version of the model), and refuses a long
+    one in MuJoCo's words, from wherever it first compiles (an actuator config's or an
+    init_state's compile, as a traceback). A keyframe set beside an ``init_state`` is
+    refused too: the init_state's pose would be used, and the keyframe silently not.
     """
-    if keyframe is None:
-        return
+    keyframe = cfg.keyframe
     names = [key.name for key in spec.keys]
-    if keyframe not in names:
-        # before anything reads it (the gains' check, the default state): a KeyError there
-        raise RobolearnError(
-            f"scene.keyframe {keyframe!r} is not in {model_name}; keyframes: "
-            f"{', '.join(names) or 'none'} (env.scene.keyframe=null starts from its qpos0)"
+    if keyframe is not None and keyframe not in names:
+        hint = (
+            f"env.{where}.keyframe=null keeps the config's init_state"
+            if cfg.init_state is not None
+            else f"env.{where}.keyframe=null starts from its qpos0"
         )
+        raise RobolearnError(
+            f"{where}.keyframe {keyframe!r} is not in {cfg.model}; keyframes: "
+            f"{', '.join(names) or 'none'} ({hint})"
+        )
+    if keyframe is not None and cfg.init_state is not None:
+        raise RobolearnError(
+            f"{where}.keyframe {keyframe!r} would be unused: {where}.init_state states the "
+            f"pose; give one (env.{where}.keyframe=null keeps the init_state, "
+            f"env.{where}.init_state=null starts from the keyframe)"
+        )
+    nq = sum(_QPOS_SIZE[joint.type] for joint in spec.joints)
+    sizes = (("qpos", nq, "nq"), ("ctrl", len(spec.actuators), "nu"))
     for key in spec.keys:
-        if key.name != keyframe:
-            continue
-        for what, values, size in (("qpos", key.qpos, model.nq), ("ctrl", key.ctrl, model.nu)):
-            if 0 < len(values) != size:
+        for what, size, symbol in sizes:
+            count = len(key.qpos if what == "qpos" else key.ctrl)
+            # a short keyframe that is not the default pose is MuJoCo's to fill: unused
+            if count > size or (key.name == keyframe and 0 < count != size):
                 raise RobolearnError(
-                    f"keyframe {keyframe!r} has {len(values)} {what} values; the model has "
-                    f"{size} (n{'q' if what == 'qpos' else 'u'})"
+                    f"keyframe {key.name!r} has {count} {what} values; the model has "
+                    f"{size} ({symbol})"
                 )
 
 
@@ -206,6 +226,7 @@ def entity_spec(name: str, cfg: EntityCfg) -> mujoco.MjSpec:
     assert cfg.model is not None
     child = load_spec(resolve_model_path(cfg.model))
     check_joints(child, tuple(cfg.joints), cfg.model)
+    check_keyframe(child, cfg, f"scene.entities.{name}")
     if cfg.init_state is not None:
         add_init_keyframe(child, cfg.init_state, f"scene.entities.{name}.init_state")
     return child
@@ -310,11 +331,54 @@ def add_ground(spec: mujoco.MjSpec) -> bool:
         type=mujoco.mjtGeom.mjGEOM_PLANE,
         size=[0.0, 0.0, 0.05],
         rgba=[0.35, 0.4, 0.45, 1.0],
+        # stated, not the model's default class's: a model whose geoms collide only in
+        # contact pairs (Menagerie's Apollo) defaults to contype and conaffinity 0
+        contype=1,
+        conaffinity=1,
     )
     spec.worldbody.add_light(
         pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], type=int(mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
     )
     return True
+
+
+def add_floating_base(spec: mujoco.MjSpec, where: str) -> None:
+    """Give the model's one root body a free joint, unless it has one: a URDF cannot state
+    a floating base, so MuJoCo fixes its root link to the world."""
+    if any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints):
+        return
+    roots = [b for b in spec.worldbody.bodies]
+    if len(roots) != 1:
+        raise RobolearnError(
+            f"{where}: the model's world holds {len(roots)} bodies "
+            f"({', '.join(b.name for b in roots) or 'none'}); a floating base needs one root"
+        )
+    roots[0].add_freejoint()
+
+
+def check_ground(model: mujoco.MjModel, model_name: object) -> None:
+    """A floating robot under gravity has something to stand on: a geom fixed to the world
+    (a plane, a height field, a box) that a moving geom can touch. Without one every
+    episode falls forever and ends on its base contact, and training runs to the end
+    learning nothing, without a word. In no gravity, nothing falls: no floor is needed."""
+    if not np.any(model.opt.gravity):
+        return
+    static = model.body_weldid[model.geom_bodyid] == 0
+    contype, conaffinity = model.geom_contype, model.geom_conaffinity
+    moving_type = np.bitwise_or.reduce(contype[~static], initial=0)
+    moving_affinity = np.bitwise_or.reduce(conaffinity[~static], initial=0)
+    touches = (contype & moving_affinity) | (conaffinity & moving_type)
+    if (static & (touches != 0)).any():
+        return
+    # a model whose geoms collide only in explicit pairs (Menagerie's Apollo)
+    paired = np.concatenate([model.pair_geom1, model.pair_geom2])
+    if static[paired].any():
+        return
+    raise RobolearnError(
+        f"the robot floats (a free joint) but the world of {model_name} has nothing to stand "
+        "on (no plane, height field or box fixed to the world that it collides with): set "
+        "env.scene.ground=true (SceneCfg.ground lays a plane where the world has none)"
+    )
 
 
 def check_joints(spec: mujoco.MjSpec, expected: tuple[str, ...], model_name: str) -> None:

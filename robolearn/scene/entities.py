@@ -48,6 +48,9 @@ class EntityCfg:
     """The default state stated by the config, written into the model as the keyframe
     ``init_state`` (see :mod:`robolearn.scene.init_state`); None: ``keyframe``. An attached
     entity's root pose in it is in the entity's own frame (moved by ``pos``)."""
+    floating_base: bool = False
+    """Give the model's root body a free joint when it has none: a URDF states no floating
+    base (MuJoCo fixes its root link to the world), a legged robot needs one."""
     joints: tuple[str, ...] = ()
     """The joint names a robot config was written for: a model lacking any of them is
     refused, naming them; empty checks nothing."""

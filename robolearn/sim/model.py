@@ -55,11 +55,31 @@ def load_spec(source: ModelSource) -> mujoco.MjSpec:
         if not path.is_file():
             what = "is not a regular file" if path.exists() else "does not exist"
             raise RobolearnError(f"MJCF file {text!r} {what}")
-        return mujoco.MjSpec.from_file(str(path))
+        spec = mujoco.MjSpec.from_file(str(path))
+        if path.suffix.lower() == ".urdf":
+            _adapt_urdf(spec, path)
+        return spec
     except ValueError as exc:
         if isinstance(exc, RobolearnError):
             raise
         raise RobolearnError(f"{_describe(source)} is not valid MJCF: {_first_line(exc)}") from exc
+
+
+def _adapt_urdf(spec: mujoco.MjSpec, path: Path) -> None:
+    """A URDF as a robot's MJCF would be: every link stays a body (MuJoCo fuses links on
+    fixed joints into their parents by default, which leaves feet and the base without
+    their names), and a mesh is found beside the file or in a folder under it (a URDF names
+    meshes ``package://<pkg>/meshes/x.stl``, which MuJoCo reduces to ``x.stl`` and looks for
+    only beside the file)."""
+    spec.compiler.fusestatic = False
+    folder = path.parent
+    meshdir = folder / spec.meshdir if spec.meshdir else folder
+    for mesh in spec.meshes:
+        if not mesh.file or (meshdir / mesh.file).is_file():
+            continue
+        found = next(iter(sorted(folder.rglob(Path(mesh.file).name))), None)
+        if found is not None:
+            mesh.file = str(found.resolve())
 
 
 def _first_line(exc: Exception) -> str:

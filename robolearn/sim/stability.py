@@ -69,7 +69,7 @@ def stiffest_joint(
         stiffness = stiffness + explicit_stiffness
     if not stiffness.any():
         return None
-    mass = _mass_matrix(model, qpos)
+    mass = mass_matrix(model, qpos)
     try:
         lower = np.linalg.cholesky(mass)
     except np.linalg.LinAlgError:
@@ -146,7 +146,7 @@ def check_actuator_damping(model: mujoco.MjModel, qpos: np.ndarray | None = None
     damping = _actuator_gains(model, _KV)
     if not damping.any():
         return
-    mass = _mass_matrix(model, qpos)
+    mass = mass_matrix(model, qpos)
     try:
         inertia = 1.0 / np.diag(np.linalg.inv(mass))
     except np.linalg.LinAlgError:
@@ -168,7 +168,7 @@ def check_actuator_damping(model: mujoco.MjModel, qpos: np.ndarray | None = None
     )
 
 
-def _mass_matrix(model: mujoco.MjModel, qpos: np.ndarray | None) -> np.ndarray:
+def mass_matrix(model: mujoco.MjModel, qpos: np.ndarray | None) -> np.ndarray:
     """(nv, nv) joint-space mass matrix (armature included) at ``qpos`` (default qpos0)."""
     data = mujoco.MjData(model)
     if qpos is not None:

@@ -60,7 +60,7 @@ def biped_terms(
     base_body: str,
     standing_height: float,
     min_height: float,
-    feet_geoms: str = ".*_foot",
+    feet_geoms: str | None = None,
     feet_bodies: str | None = None,
     **joints: Any,
 ) -> ManagerBasedRLEnvCfg:
@@ -68,8 +68,9 @@ def biped_terms(
     and returned): forward commands up to 1 m/s, the gait clock, the privileged critic,
     :func:`biped_rewards` (``joints`` are its joint-name regexes), an end to episodes where
     the base drops below ``min_height`` (m), and the randomization: friction of the
-    ``feet_geoms`` (or of every colliding geom of the ``feet_bodies``), mass of the
-    ``base_body``, actuator gains, initial pose."""
+    robot's feet (its config's ``feet``; where given, of the ``feet_geoms`` or of every
+    colliding geom of the ``feet_bodies`` instead), mass of the ``base_body``, actuator
+    gains, initial pose."""
     cfg.commands[COMMAND] = velocity_command(lin_vel_x=(0.0, 1.0), rel_standing_envs=0.05)
     cfg.commands["gait"] = GaitPhaseCommandCfg(period_s=0.8)
     cfg.observations = biped_observations(noisy=True)

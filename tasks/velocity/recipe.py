@@ -111,11 +111,17 @@ def velocity_rewards(
 
 
 def foot_friction(
-    friction_range: tuple[float, float], geoms: str = ".*_foot", bodies: str | None = None
+    friction_range: tuple[float, float], geoms: str | None = None, bodies: str | None = None
 ) -> EventTermCfg:
-    """At startup, one sliding friction per env, uniform in the range, for the foot geoms
-    (or every colliding geom of the foot ``bodies``)."""
-    params: dict = {"friction_range": friction_range, "geoms": geoms}
+    """At startup, one sliding friction per env, uniform in the range, for every colliding
+    geom of the robot's feet (the robot config's ``feet``, whatever the model names them);
+    or, where the task names them, for the ``geoms`` (regexes of geom names) or every
+    colliding geom of the ``bodies`` (which take the place of ``geoms``)."""
+    params: dict = {"friction_range": friction_range}
+    if geoms is None and bodies is None:
+        params["feet"] = True
+    if geoms is not None:
+        params["geoms"] = geoms
     if bodies is not None:
         params["bodies"] = bodies
     return EventTermCfg(func=mdp.randomize_friction, mode="startup", params=params)
@@ -170,7 +176,11 @@ def velocity_env_cfg(
     """The velocity-tracking recipe for a legged robot.
 
     Args:
-        scene: the robot's scene; it needs ``root_body`` (the floating base) and ``feet``.
+        scene: the robot's scene; it needs ``root_body`` (the floating base) and ``feet``
+            (the friction randomization and the foot terms read them). Its ``ground`` is
+            set: a plane is laid where the model's world has none (a vendor's robot file
+            usually has no floor; a model with its own keeps it), so that the robot never
+            trains falling through nothing.
         base_body: the body whose mass is randomized (the trunk or torso).
         contact_bodies: bodies whose touching anything ends the episode; default the base.
         control_dt: the policy's period, s (default 0.02: 50 Hz).
@@ -184,9 +194,10 @@ def velocity_env_cfg(
     timestep``: 4 at 5 ms, 10 at 2 ms; a timestep that does not divide it is warned about,
     with the rate the policy gets), 20 s episodes; commands (vx, vy, yaw rate); the policy
     observes :func:`proprioception`; rewards :func:`velocity_rewards`; episodes end on a
-    time-out or a base contact; foot friction, base mass, initial pose and pushes are
-    randomized; joints reset to 0.8-1.2 x their default.
+    time-out or a base contact; foot friction (of the robot config's feet), base mass,
+    initial pose and pushes are randomized; joints reset to 0.8-1.2 x their default.
     """
+    scene.ground = True
     return ManagerBasedRLEnvCfg(
         scene=scene,
         decimation=decimation or control_decimation(scene.robot.model or "", control_dt),

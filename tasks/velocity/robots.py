@@ -15,7 +15,7 @@ from robolearn.envs.unitree_go2 import BASE as GO2_BASE
 from robolearn.envs.unitree_go2 import go2_robot
 from robolearn.tasks.velocity.biped import biped_terms
 from robolearn.tasks.velocity.quadruped import quadruped_terms, rough_quadruped
-from robolearn.tasks.velocity.recipe import velocity_env_cfg
+from robolearn.tasks.velocity.recipe import foot_friction, velocity_env_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 from robolearn.mdp import JointPositionActionCfg
@@ -102,5 +102,7 @@ def go2_flat_cfg() -> ManagerBasedRLEnvCfg:
     scene = SceneCfg(num_envs=GO2_NUM_ENVS, entities={"robot": go2_robot()}, ground=True)
     cfg = velocity_env_cfg(scene, base_body=GO2_BASE, decimation=4)
     cfg.sim = SimCfg(physics_dt=0.005, **CAPPED_SOLVER)
-    cfg.events["friction"].params["geoms"] = "FL|FR|RL|RR"
+    # the feet's geoms, as the recipe's feet default finds them too: named, the task's
+    # config stays the one its saved runs recorded
+    cfg.events["friction"] = foot_friction((0.6, 1.25), geoms="FL|FR|RL|RR")
     return quadruped_terms(cfg, shin_bodies=".*_(thigh|calf)")

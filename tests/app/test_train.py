@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -492,6 +493,34 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
             ["--task", "humanoid_walk", "env.scene.keyframe=nokey"],
             "scene.keyframe 'nokey' is not in humanoid/scene.xml; keyframes: stand",
         ),
+        (  # the robot config's init_state states the pose: the keyframe went unused, unsaid
+            ["--task", "panda_lift", "env.scene.keyframe=nokey"],
+            "scene.keyframe 'nokey' is not in menagerie:franka_emika_panda/panda.xml; "
+            "keyframes: home (env.scene.keyframe=null keeps the config's init_state)",
+        ),
+        (
+            ["--task", "panda_lift", "env.scene.keyframe=home"],
+            "scene.keyframe 'home' would be unused: scene.init_state states the pose",
+        ),
+        (  # a floating robot on a world with no floor ran to its end, every episode falling
+            [
+                "--task",
+                "quadruped_walk",
+                "env.scene.model=quadruped/quadruped.xml",
+                "env.scene.ground=false",
+            ],
+            "the robot floats (a free joint) but the world of quadruped/quadruped.xml has "
+            "nothing to stand on (no plane, height field or box fixed to the world that it "
+            "collides with): set env.scene.ground=true",
+        ),
+        (  # found when the env is built (a startup event), and when it first steps
+            ["--task", "quadruped_walk", "env.events.base_mass.params.bodies=torso"],
+            "events.base_mass: params.bodies 'torso' matches no body; bodies: world, trunk, ",
+        ),
+        (
+            ["--task", "quadruped_walk", "env.terminations.base_contact.params.bodies=torso"],
+            "terminations.base_contact: params.bodies 'torso' matches no body; bodies: world, ",
+        ),
         (["--task", TASK, "env.sim.cone=conical"], "sim.cone must be one of pyramidal, ellip"),
         (["--task", TASK, "env.sim.iterations=0"], "sim.iterations must be a whole number >= 1"),
         (["--task", TASK, "env.sim.impratio=0.5"], "sim.impratio must be >= 1"),
@@ -512,6 +541,39 @@ def test_train_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, fra
     )
     one_line_error(out, fragment)
     assert not any(tmp_path.rglob("*")), "a failed command left files behind"
+
+
+@pytest.mark.parametrize(
+    "qpos, fragment",
+    [
+        (
+            "0 0 0.3 1 0 0 0 0 0.95 -1.55",
+            "keyframe 'stand' has 10 qpos values; the model has 19 (nq)",
+        ),
+        (
+            "0 0 0.3 1 0 0 0" + " 0 0.95 -1.55" * 5,
+            "keyframe 'stand' has 22 qpos values; the model has 19 (nq)",
+        ),
+    ],
+)
+def test_a_keyframe_of_the_wrong_size_is_one_line_beside_an_actuator_config(
+    tmp_path, capsys, qpos, fragment
+):
+    """quadruped_walk_motors's actuator config compiles the model before the scene looked
+    at its keyframe: a short keyframe was filled from qpos0 without a word, and trained; a
+    long one ended in MuJoCo's ValueError, a traceback with exit status 1."""
+    from robolearn.assets import asset_path
+
+    text = Path(asset_path("quadruped/quadruped.xml")).read_text()
+    model = tmp_path / "quadruped.xml"
+    model.write_text(re.sub(r'qpos="[^"]*"', f'qpos="{qpos}"', text, count=1))
+    logs = tmp_path / "logs"
+    out = robolearn_in_process(
+        capsys, "train", "--task", "quadruped_walk_motors", f"env.scene.model={model}",
+        "--max_iterations", 1, "--log_root", logs,
+    )  # fmt: skip
+    one_line_error(out, fragment)
+    assert not logs.exists()
 
 
 def test_zero_iterations_is_an_error_not_a_misleading_success(tmp_path, capsys):

@@ -37,6 +37,7 @@ def flags(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 def test_the_subcommands_are_all_checked():
     top = {"train", "play", "view", "export", "bench", "list", "inspect", "motion", "sweep"}
+    top |= {"new", "new robot", "doctor"}
     motion = {f"motion {a}" for a in ("convert", "play", "record", "info")}
     assert set(subcommands()) == top | motion
 

@@ -251,7 +251,7 @@ def test_a_frame_pose_is_the_tool_centre_point_in_the_base_frame(menagerie_root)
         ),
         (
             {"gripper": mdp.GripperActionCfg(actuators="gripper")},
-            r"no actuator matches 'gripper'; actuators: .*actuator8",
+            r"actions\.gripper: actuators 'gripper' matches no actuator; actuators: .*actuator8",
         ),
         (
             {

@@ -27,6 +27,7 @@ def test_a_scene_runs_menageries_g1(menagerie_root):
         SceneCfg(
             num_envs=2,
             entities={"robot": EntityCfg(model="menagerie:unitree_g1/g1", root_body="pelvis")},
+            ground=True,  # g1.xml has no floor, and a floating robot needs one
         ),
         SimCfg(engine="cpu"),
     )

@@ -37,3 +37,29 @@ def test_the_root_is_the_named_bodys_own_free_joint(tmp_path):
             SceneCfg(num_envs=2, entities={"robot": EntityCfg(model=str(model), root_body="arm")}),
             SimCfg(engine="cpu"),
         )
+
+
+def _quadruped(
+    ground: bool = False, others: dict[str, EntityCfg] | None = None, **sim: object
+) -> Scene:
+    """Our quadruped from its bare robot file (no floor), on one env."""
+    robot = EntityCfg(model="quadruped/quadruped.xml", keyframe="stand", root_body="trunk")
+    cfg = SceneCfg(num_envs=1, entities={"robot": robot, **(others or {})}, ground=ground)
+    return Scene(cfg, SimCfg(engine="cpu", **sim))
+
+
+def test_a_floating_robot_needs_something_to_stand_on():
+    """Before: built without a word, and training ran to its end with every episode
+    falling through nothing, ended by the base contact."""
+    with pytest.raises(RobolearnError) as err:
+        _quadruped()
+    assert str(err.value) == (
+        "the robot floats (a free joint) but the world of quadruped/quadruped.xml has nothing "
+        "to stand on (no plane, height field or box fixed to the world that it collides "
+        "with): set env.scene.ground=true (SceneCfg.ground lays a plane where the world has "
+        "none)"
+    )
+    assert _quadruped(ground=True).model.geom("ground").bodyid == 0
+    # a box fixed to the world is somewhere to stand too; in no gravity nothing falls
+    _quadruped(others={"table": EntityCfg(box=(1.0, 1.0, 0.1), free=False, pos=(0, 0, -0.1))})
+    _quadruped(gravity=(0.0, 0.0, 0.0))

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import mujoco
 import pytest
+import torch
 from robolearn.tasks.velocity import velocity_env_cfg
 
+from robolearn.env import ManagerBasedRLEnv
 from robolearn.errors import RobolearnError
 from robolearn.scene import robot_scene
 
@@ -50,3 +53,23 @@ def test_feet_that_match_nothing_list_the_bodies_and_geoms_they_could_have():
     assert "FL_calf" in message and "named geoms: " in message and "\n" not in message
     with pytest.raises(RobolearnError, match=r"the feet pattern '\(' is not a regular expr"):
         robot_scene(str(USER_ROBOT), feet="(")
+
+
+def test_the_recipe_randomizes_the_friction_of_the_robots_feet_whatever_their_names():
+    """Menagerie's Go1: its feet are the collision spheres FR, FL, RR, RL on the calves,
+    and go1.xml has no floor. Before: the recipe's friction randomized geoms named
+    ``.*_foot``, and the env was refused with "no geom matches '.*_foot'" (which term's, it
+    did not say)."""
+    scene = robot_scene("menagerie:unitree_go1/go1.xml", feet="[FR][LR]", num_envs=2)
+    cfg = velocity_env_cfg(scene, base_body="trunk")
+    cfg.sim.engine = "cpu"
+    assert cfg.events["friction"].params == {"friction_range": (0.6, 1.25), "feet": True}
+    env = ManagerBasedRLEnv(cfg)
+    model = env.scene.model
+    friction = env.scene.engine.model_field("geom_friction")[:, :, 0]
+    nominal = torch.as_tensor(model.geom_friction[:, 0], dtype=friction.dtype)
+    drawn = (friction != nominal).any(0).nonzero().flatten().tolist()
+    assert [model.geom(g).name for g in drawn] == ["FR", "FL", "RR", "RL"]
+    assert bool(((friction[:, drawn] >= 0.6) & (friction[:, drawn] <= 1.25)).all())
+    # the recipe laid a floor where the robot's file has none
+    assert cfg.scene.ground and model.geom("ground").type == mujoco.mjtGeom.mjGEOM_PLANE
