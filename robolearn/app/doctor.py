@@ -23,31 +23,29 @@ physics step. What each check measures:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
-from robolearn.scene.assembly import add_floating_base, robot_spec
+from robolearn.scene.assembly import add_floating_base
 from robolearn.scene.derive.drives import (
     SAG_WARN,
+    effort_limit,
     joint_actuators,
     load_torques,
     moving_joints,
     tendon_driven_joints,
 )
-from robolearn.scene.derive.robot import model_file
+from robolearn.scene.derive.robot import adds_floating_base, compile_scene, has_floor, model_file
 from robolearn.scene.derive.stance import colliding_geoms, settle
 from robolearn.scene.entities import EntityCfg
-from robolearn.scene.feet import separate_foot_geoms
 from robolearn.scene.models import resolve_model_path
 from robolearn.sim import load_spec
-from robolearn.sim.config import SimCfg
-from robolearn.sim.inspect import actuator_kind
 from robolearn.sim.model import compile_model
-from robolearn.sim.options import apply_sim_options, apply_solver_options
-from robolearn.sim.stability import stiffest_joint
+from robolearn.sim.stability import position_gains, stiffest_joint
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
 SATURATION_FAIL, SATURATION_WARN = 0.9, 0.6
@@ -74,21 +72,9 @@ class Check:
         return f"{self.status}  {self.name:<15} {self.text}"
 
 
-@dataclass
-class Subject:
-    """What is checked: a robot config on its engine settings, and where it came from."""
-
-    label: str
-    entity: EntityCfg
-    sim: SimCfg
-    ground: bool
-    """The task lays a floor where the world has none (or a terrain)."""
-    floor_note: str
-
-
 def check_model(model: str, kind: str = "auto") -> list[Check]:
     """The checks on ``model`` as ``new robot`` would make it."""
-    from robolearn.scene.derive import derive_robot, sim_cfg
+    from robolearn.scene.derive import derive_robot
 
     try:
         checks = _file_checks(str(model_file(model)), kind)
@@ -98,14 +84,12 @@ def check_model(model: str, kind: str = "auto") -> list[Check]:
         robot = derive_robot(model, kind)
     except RobolearnError as exc:
         return [*checks, Check(FAIL, "derive", str(exc))]
+    scene = compile_scene(robot.entity(), robot.physics_dt)
     if robot.kind == "arm":
         checks.append(Check(PASS, "kind", "no floating base: an arm, no stance to check"))
-        subject = Subject(model, robot.entity(), sim_cfg(robot.physics_dt), True, "")
-        return checks + _gain_checks(subject, _scene(subject), None)
-    floor = robot.why["floor"]
+        return checks + _gain_checks(scene, None)
     checks.append(Check(PASS if robot.has_floor else WARN, "floor", _floor_text(robot.has_floor)))
-    subject = Subject(model, robot.entity(), sim_cfg(robot.physics_dt), True, floor)
-    return checks + _scene_checks(subject, physics_note=robot.why.get("physics", ""))
+    return checks + _scene_checks(scene, robot.entity())
 
 
 def check_task(task: str, overrides: list[str] | None = None) -> list[Check]:
@@ -115,14 +99,13 @@ def check_task(task: str, overrides: list[str] | None = None) -> list[Check]:
 
     cfg = build_setup(task, list(overrides or [])).env_cfg
     entity = cfg.scene.robot
+    spec = load_spec(resolve_model_path(entity.model))
     sim = cfg.sim
     if sim.physics_dt is None:
-        timestep = float(load_spec(resolve_model_path(entity.model)).option.timestep)
-        sim = SimCfg(**{**sim.__dict__, "physics_dt": timestep})
+        sim = dataclasses.replace(sim, physics_dt=float(spec.option.timestep))
     checks = _file_checks(entity.model, "auto", entity)
-    floats = _floats(entity)
-    has_floor = _has_floor(entity)
-    if cfg.scene.terrain is not None or cfg.scene.ground or has_floor:
+    floats = entity.floating_base or any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints)
+    if cfg.scene.terrain is not None or cfg.scene.ground or has_floor(spec):
         how = "a terrain" if cfg.scene.terrain is not None else "a floor"
         checks.append(Check(PASS, "floor", f"the task's scene has {how}"))
     elif floats:
@@ -135,11 +118,11 @@ def check_task(task: str, overrides: list[str] | None = None) -> list[Check]:
             )
         )
         return checks
-    subject = Subject(task, entity, sim, cfg.scene.ground, "")
-    checks.append(_undriven(_scene(subject), "in the task's scene", WARN, ": they swing free"))
+    scene = compile_scene(entity, sim)
+    checks.append(_undriven(scene, "in the task's scene", WARN, ": they swing free"))
     if not floats:
-        return checks + _gain_checks(subject, _scene(subject), None)
-    return checks + _scene_checks(subject, physics_note="the task's physics step")
+        return checks + _gain_checks(scene, entity.default_keyframe)
+    return checks + _scene_checks(scene, entity)
 
 
 def _floor_text(has_floor: bool) -> str:
@@ -148,26 +131,11 @@ def _floor_text(has_floor: bool) -> str:
     return "the model has no floor; new robot's tasks lay a plane (SceneCfg.ground)"
 
 
-def _floats(entity: EntityCfg) -> bool:
-    spec = load_spec(resolve_model_path(entity.model))
-    free = any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints)
-    return free or entity.floating_base
-
-
-def _has_floor(entity: EntityCfg) -> bool:
-    spec = load_spec(resolve_model_path(entity.model))
-    return any(
-        g.type in (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD)
-        for g in spec.worldbody.geoms
-    )
-
-
 def _file_checks(model: str, kind: str, entity: EntityCfg | None = None) -> list[Check]:
     """What the file says by itself: keyframes, undriven joints, masses, collisions."""
     checks = []
     spec = load_spec(resolve_model_path(model))
-    urdf = str(model).lower().endswith(".urdf")
-    if (urdf and kind != "arm") or (entity is not None and entity.floating_base):
+    if adds_floating_base(spec, model, kind) or (entity is not None and entity.floating_base):
         add_floating_base(spec, "doctor")
     bare = compile_model(spec)
     short = [
@@ -235,16 +203,7 @@ def _undriven(model: mujoco.MjModel, where: str, status: str, advice: str) -> Ch
     )
 
 
-def _scene(subject: Subject) -> mujoco.MjModel:
-    spec, _ = robot_spec(subject.entity, ground=True)
-    separate_foot_geoms(spec, subject.entity.feet)
-    apply_sim_options(spec.option, subject.sim)
-    apply_solver_options(spec.option, subject.sim)
-    return compile_model(spec)
-
-
-def _gain_checks(subject: Subject, scene: mujoco.MjModel, key_qpos) -> list[Check]:
-    key = subject.entity.default_keyframe
+def _gain_checks(scene: mujoco.MjModel, key: str | None) -> list[Check]:
     qpos = scene.key(key).qpos if key else None
     dt = float(scene.opt.timestep)
     stiff = stiffest_joint(scene, qpos)
@@ -262,13 +221,13 @@ def _gain_checks(subject: Subject, scene: mujoco.MjModel, key_qpos) -> list[Chec
     return [Check(PASS, "gains", f"{dt * 1e3:g} ms physics{edge}")]
 
 
-def _scene_checks(subject: Subject, physics_note: str) -> list[Check]:
-    scene = _scene(subject)
-    checks = _gain_checks(subject, scene, None)
+def _scene_checks(scene: mujoco.MjModel, entity: EntityCfg) -> list[Check]:
+    """The checks of a floating robot standing on the floor of ``scene``."""
+    checks = _gain_checks(scene, entity.default_keyframe)
     if checks[-1].status == FAIL:
         return checks
-    root = _root(scene, subject.entity)
-    checks.append(_self_collision(scene, root, subject.entity.default_keyframe))
+    root = _root(scene)
+    checks.append(_self_collision(scene, root, entity.default_keyframe))
     held = settle(scene, root, harness=True)
     if not np.isfinite(held.qpos).all() or "diverged" in held.reason:
         checks.append(Check(FAIL, "drop test", f"{held.reason}: lower the gains or the step"))
@@ -283,8 +242,8 @@ def _scene_checks(subject: Subject, physics_note: str) -> list[Check]:
                 f"lowered onto the floor at {scene.opt.timestep * 1e3:g} ms physics, it settles",
             )
         )
-    checks.append(_feet(scene, subject.entity, held))
-    checks.append(_saturation(scene, root, subject.entity.default_keyframe, held))
+    checks.append(_feet(scene, entity, held))
+    checks.append(_saturation(scene, entity.default_keyframe, held))
     checks.append(_sag(scene, held))
     if held.feet:
         status = WARN if held.foot_slip > SLIP_WARN else PASS
@@ -310,7 +269,7 @@ def _scene_checks(subject: Subject, physics_note: str) -> list[Check]:
     return checks
 
 
-def _root(scene: mujoco.MjModel, entity: EntityCfg) -> int:
+def _root(scene: mujoco.MjModel) -> int:
     free = [
         j for j in range(scene.njnt) if int(scene.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)
     ]
@@ -358,7 +317,7 @@ def _feet(scene: mujoco.MjModel, entity: EntityCfg, stance) -> Check:
     return Check(FAIL, "feet", "nothing but the base touches the floor standing")
 
 
-def _saturation(scene: mujoco.MjModel, root: int, key: str | None, stance) -> Check:
+def _saturation(scene: mujoco.MjModel, key: str | None, stance) -> Check:
     data = mujoco.MjData(scene)
     if key:
         mujoco.mj_resetDataKeyframe(scene, data, scene.key(key).id)
@@ -367,17 +326,9 @@ def _saturation(scene: mujoco.MjModel, root: int, key: str | None, stance) -> Ch
     mujoco.mj_forward(scene, data)
     worst, where = 0.0, ""
     for j in moving_joints(scene):
-        acts = joint_actuators(scene, j)
-        bounds = [
-            abs(scene.actuator_forcerange[a]).max() * abs(scene.actuator_gear[a, 0])
-            for a in acts
-            if scene.actuator_forcelimited[a]
-        ]
-        if scene.jnt_actfrclimited[j]:
-            bounds.append(abs(scene.jnt_actfrcrange[j]).max())
-        if not bounds:
+        bound, _ = effort_limit(scene, j, joint_actuators(scene, j))
+        if not bound:
             continue
-        bound = min(bounds)
         # the drives' torque holding the settled pose (clipped at the limit: 100% there)
         need = abs(float(data.qfrc_actuator[int(scene.jnt_dofadr[j])]))
         share = need / bound
@@ -404,12 +355,9 @@ def _sag(scene: mujoco.MjModel, stance) -> Check:
     that gives more than :data:`SAG_WARN` rad is too soft to carry the robot."""
     torques = load_torques(scene, stance.qpos)
     worst, where = 0.0, ""
+    gains = position_gains(scene)
     for j in moving_joints(scene):
-        kp = sum(
-            float(scene.actuator_gainprm[a, 0]) * float(scene.actuator_gear[a, 0]) ** 2
-            for a in joint_actuators(scene, j)
-            if actuator_kind(scene, a)["kind"] == "position"
-        )
+        kp = float(gains[int(scene.jnt_dofadr[j])])
         need = abs(float(torques[int(scene.jnt_dofadr[j])]))
         if kp > 0 and need / kp > worst:
             worst, where = need / kp, f"{scene.joint(j).name}: {need:.3g} N m on kp {kp:.3g}"

@@ -316,6 +316,21 @@ def _reacher_lines(robot: DerivedRobot) -> list[str]:
     return [*out, "    )"]
 
 
+def _registration(task: str, description: str, prefix: str) -> str:
+    """A task module's ``register_task`` call for ``task``, whose functions are
+    ``<prefix>env_cfg``, ``<prefix>agent_cfg`` and ``<prefix>play_env_cfg``."""
+    return f"""register_task(
+    TaskSpec(
+        {_literal(task)},
+        {_literal(description)},
+        {prefix}env_cfg,
+        {prefix}agent_cfg,
+        {prefix}play_env_cfg,
+    )
+)
+"""
+
+
 def reach_module_text(robot: DerivedRobot, name: str, package: str) -> str:
     """An arm's task module's text: it registers ``<name>_reach``."""
     return f'''"""{name}_reach: {name}'s tool reaches goal positions (the reach task).
@@ -345,16 +360,7 @@ def agent_cfg():
     return reach_agent_cfg(reacher())
 
 
-register_task(
-    TaskSpec(
-        "{name}_reach",
-        "{name}'s tool reaches goal positions",
-        env_cfg,
-        agent_cfg,
-        play_env_cfg,
-    )
-)
-'''
+{_registration(f"{name}_reach", f"{name}'s tool reaches goal positions", "")}'''
 
 
 def _drive_groups(robot: DerivedRobot) -> dict[str, tuple]:
@@ -403,6 +409,10 @@ def robot_path(model: str) -> str:
 def task_module_text(robot: DerivedRobot, name: str, package: str) -> str:
     """The task module's text: it registers ``<name>_walk`` and ``<name>_walk_rough``."""
     kind = {2: "biped", 4: "quadruped"}.get(len(robot.feet), f"{len(robot.feet)}-legged robot")
+    flat = _registration(f"{name}_walk", f"{name} follows velocity commands on flat ground", "")
+    rough = _registration(
+        f"{name}_walk_rough", f"{name} follows velocity commands on rough terrain", "rough_"
+    )
     return f'''"""{name}_walk and {name}_walk_rough: the velocity family on {name}, a {kind}.
 
 Written by `robolearn new robot` (robolearn {__version__}); {name}.py holds the robot config
@@ -448,22 +458,5 @@ def rough_agent_cfg():
     return walk_agent_cfg(walker(), rough=True)
 
 
-register_task(
-    TaskSpec(
-        "{name}_walk",
-        "{name} follows velocity commands on flat ground",
-        env_cfg,
-        agent_cfg,
-        play_env_cfg,
-    )
-)
-register_task(
-    TaskSpec(
-        "{name}_walk_rough",
-        "{name} follows velocity commands on rough terrain",
-        rough_env_cfg,
-        rough_agent_cfg,
-        rough_play_env_cfg,
-    )
-)
-'''
+{flat}
+{rough}'''

@@ -82,3 +82,11 @@ class SimCfg:
     """On the Warp engines, replay ``step(n)``, ``forward`` and the reset from captured
     graphs (CUDA graphs on ``cuda``, Warp's CPU graphs on ``warp-cpu``); False launches
     their kernels one by one (slower; for debugging a kernel)."""
+
+
+CAPPED_SOLVER = {"cone": "pyramidal", "impratio": 1.0, "iterations": 10, "ls_iterations": 20}
+"""The solver settings for a real robot's model (``SimCfg(**CAPPED_SOLVER)``), mjlab's
+budget: the elliptic cone at impratio 100 and the uncapped iterations that Menagerie's and
+Unitree's Go2 files ship cost 2.2 times the physics step on a CPU (BENCHMARKS.md, section
+17) for grip that a walking gait does not need. The sim-to-sim check runs a policy on the
+vendor's own settings."""

@@ -199,9 +199,14 @@ def _actuator_gains(model: mujoco.MjModel, column: int) -> np.ndarray:
     return gains
 
 
+def position_gains(model: mujoco.MjModel) -> np.ndarray:
+    """(nv,) the kp of the position actuators on each dof, x gear^2 (joint space)."""
+    return _actuator_gains(model, _KP)
+
+
 def _joint_space_stiffness(model: mujoco.MjModel) -> np.ndarray:
     """(nv,) stiffness of each dof: position actuators' kp x gear^2, plus the joint's own."""
-    stiffness = _actuator_gains(model, _KP)
+    stiffness = position_gains(model)
     for joint in range(model.njnt):
         if int(model.jnt_type[joint]) in _SPRING_JOINTS:
             stiffness[model.jnt_dofadr[joint]] += max(float(model.jnt_stiffness[joint]), 0.0)

@@ -6,6 +6,8 @@ task of the user's own; ``robolearn doctor`` runs the checks behind it. The modu
 * ``drives``: each joint's drive (the model's servos kept, torque motors made PD loops);
 * ``stance``: the default pose, the robot stood on a floor, the feet that touch it;
 * ``legs``: the leg chains from the kinematic tree, and a biped's hips, ankles and waist;
+* ``arm``: a fixed arm's tool, joints and goals' box;
+* ``tree``: paths in the kinematic tree;
 * ``robot``: all of it together (:class:`DerivedRobot`), with the physics step that
   stands the robot and its mirror map.
 """

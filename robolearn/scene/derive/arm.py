@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 
 from robolearn.errors import RobolearnError
+from robolearn.scene.derive.tree import chain
 
 REACH_SHARE = (0.2, 0.25, 0.2)
 """The goals' box's half sizes as shares of the arm's reach."""
@@ -34,23 +35,15 @@ class Arm:
     half: tuple[float, float, float]
 
 
-def _ancestors(model: mujoco.MjModel, body: int) -> list[int]:
-    chain = []
-    while body > 0:
-        chain.append(body)
-        body = int(model.body_parentid[body])
-    return chain[::-1]
-
-
 def read_arm(model: mujoco.MjModel, data: mujoco.MjData, moving: list[int]) -> Arm:
     """The arm of ``model`` posed in ``data`` (kinematics computed)."""
     jointed = {int(model.jnt_bodyid[j]) for j in moving}
-    paths = [_ancestors(model, b) for b in jointed]
+    paths = [chain(model, b) for b in jointed]
     # the last jointed bodies: none of the others hangs below them
     ends = [p[-1] for p in paths if not any(q != p and p[-1] in q for q in paths)]
-    common = _ancestors(model, ends[0])
+    common = chain(model, ends[0])
     for end in ends[1:]:
-        path = _ancestors(model, end)
+        path = chain(model, end)
         n = 0
         while n < min(len(common), len(path)) and common[n] == path[n]:
             n += 1
@@ -63,7 +56,7 @@ def read_arm(model: mujoco.MjModel, data: mujoco.MjData, moving: list[int]) -> A
         )
     # with one end, the tool is that body; with several (fingers), where they branch
     tool = common[-1] if len(ends) > 1 else ends[0]
-    path = _ancestors(model, tool)
+    path = chain(model, tool)
     base = path[0]
     joints = [j for j in moving if int(model.jnt_bodyid[j]) in path]
     rot = data.xmat[base].reshape(3, 3)

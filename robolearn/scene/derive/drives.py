@@ -124,7 +124,7 @@ def derive_drives(
         name = model.joint(j).name
         dof = int(model.jnt_dofadr[j])
         actuators = joint_actuators(model, j)
-        limit, limit_from = _effort_limit(model, j, actuators)
+        limit, limit_from = effort_limit(model, j, actuators)
         kinds = [actuator_kind(model, a) for a in actuators]
         why_soft = soft.get(name, "")
         if len(actuators) == 1 and kinds[0]["kind"] == "position":
@@ -220,10 +220,12 @@ def sagging_servos(model: mujoco.MjModel, qpos: np.ndarray, drives: list[Drive])
     return soft
 
 
-def _effort_limit(
+def effort_limit(
     model: mujoco.MjModel, joint: int, actuators: list[int]
 ) -> tuple[float | None, str]:
-    """The torque bound on ``joint`` the model states, and where it comes from."""
+    """The torque bound on ``joint`` the model states (the tightest of its actuators'
+    forceranges, a motor's ctrlrange x gear, the joint's actuatorfrcrange), and where it
+    comes from; None where none is stated."""
     bounds: list[tuple[float, str]] = []
     if model.jnt_actfrclimited[joint]:
         bounds.append(

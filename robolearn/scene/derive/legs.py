@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from robolearn.scene.derive.tree import chain, is_below
+
 LATERAL = 0.7
 """|axis . y| above which a joint's axis counts as lateral (a pitch joint)."""
 VERTICAL = 0.7
@@ -41,14 +43,6 @@ class Legs:
     """The mean height of the hips' first joints above the feet, m."""
     width: float
     """The distance between the outermost feet across the base (y), m."""
-
-
-def _path(model: mujoco.MjModel, root: int, body: int) -> list[int]:
-    chain = []
-    while body not in (root, 0):
-        chain.append(body)
-        body = int(model.body_parentid[body])
-    return chain[::-1]
 
 
 def _joints_of(model: mujoco.MjModel, bodies: list[int], moving: set[int]) -> list[int]:
@@ -76,7 +70,7 @@ def read_legs(
     def lateral(j: int) -> bool:
         return abs(axes[j, 1]) > LATERAL
 
-    bodies = [_path(model, root, b) for b in foot_bodies]
+    bodies = [path[path.index(root) + 1 :] for path in (chain(model, b) for b in foot_bodies)]
     chains = [_joints_of(model, path, moving_set) for path in bodies]
     # a joint on every leg's path (a waist between the base and the pelvis) is no leg's
     shared = set.intersection(*(set(c) for c in chains)) if len(chains) > 1 else set()
@@ -94,7 +88,7 @@ def read_legs(
             continue
         if j in in_legs or body in leg_bodies or abs(anchors[j, 1]) > CENTRE:
             continue
-        below = [k for k in moving if k != j and _below(model, int(model.jnt_bodyid[k]), body)]
+        below = [k for k in moving if k != j and is_below(model, int(model.jnt_bodyid[k]), body)]
         sides = {float(np.sign(anchors[k, 1])) for k in below if abs(anchors[k, 1]) > CENTRE}
         if sides == {-1.0, 1.0}:
             carriers.append(j)
@@ -104,12 +98,3 @@ def read_legs(
     local = (foot_points - data.xpos[root]) @ rot
     width = float(local[:, 1].max() - local[:, 1].min()) if len(local) else 0.0
     return Legs(chains, bodies, hips, ankles, carriers, yaw, length, width)
-
-
-def _below(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
-    """``body`` is ``ancestor`` or hangs under it."""
-    while body > 0:
-        if body == ancestor:
-            return True
-        body = int(model.body_parentid[body])
-    return False

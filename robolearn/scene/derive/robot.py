@@ -23,7 +23,7 @@ from robolearn.scene.init_state import INIT_KEY, InitStateCfg
 from robolearn.scene.mirror import JointMirrorCfg, joint_mirror
 from robolearn.scene.models import MENAGERIE, resolve_model_path
 from robolearn.sim import load_spec
-from robolearn.sim.config import SimCfg
+from robolearn.sim.config import CAPPED_SOLVER, SimCfg
 from robolearn.sim.inspect import MODEL_SUFFIXES
 from robolearn.sim.model import compile_model
 from robolearn.sim.options import apply_sim_options, apply_solver_options
@@ -40,9 +40,6 @@ PHYSICS_STEPS = {
 and g1_walk run at, 5 ms go2_walk's; a longer step is a cheaper env step on a CPU."""
 STABILITY_MARGIN = 0.5
 """The step is at most this share of the longest step the gains can be stable at."""
-SOLVER = {"cone": "pyramidal", "impratio": 1.0, "iterations": 10, "ls_iterations": 20}
-"""The solver a derived robot trains on: our real robots' (``robolearn.envs.CAPPED_SOLVER``,
-mjlab's budget; stated here, where the scene layer cannot import the robots')."""
 INTEGRATOR = "implicitfast"
 """Damping stepped implicitly: a PD loop's kd is stable at any step."""
 KINDS = ("auto", "legged", "arm")
@@ -65,12 +62,10 @@ class DerivedRobot:
     """A free joint is added (a URDF, which cannot state one)."""
     has_floor: bool
     feet: list[str] = field(default_factory=list)
-    foot_bodies: list[str] = field(default_factory=list)
     stance: Stance | None = None
     legs: Legs | None = None
     mirror: JointMirrorCfg | None = None
     physics_dt: float = 0.005
-    decimation: int = 4
     driven_joints: list[str] = field(default_factory=list)
     """The joints the policy drives (legs, and a biped's waist yaw); the rest hold the
     default pose."""
@@ -98,6 +93,11 @@ class DerivedRobot:
     why: dict[str, str] = field(default_factory=dict)
     """Each derived choice's explanation, by topic (actuators, pose, feet, floor, mirror,
     physics, ...)."""
+
+    @property
+    def decimation(self) -> int:
+        """Physics steps per 50 Hz policy step."""
+        return max(1, round(CONTROL_DT / self.physics_dt))
 
     def entity(self) -> EntityCfg:
         """The robot config these choices make."""
@@ -131,16 +131,37 @@ def touch_floor(spec: mujoco.MjSpec, group: int = COLLISION_GROUP) -> None:
 
 
 def sim_cfg(physics_dt: float) -> SimCfg:
-    """The engine settings a derived robot runs on."""
-    return SimCfg(physics_dt=physics_dt, integrator=INTEGRATOR, **SOLVER)
+    """The engine settings a derived robot runs on: our real robots' capped solver (mjlab's
+    budget)."""
+    return SimCfg(physics_dt=physics_dt, integrator=INTEGRATOR, **CAPPED_SOLVER)
 
 
-def compile_scene(entity: EntityCfg, physics_dt: float) -> mujoco.MjModel:
-    """The robot on a floor (laid when its world has none), with its drives, on the derived
-    robot's engine settings: what training will run, for one env."""
+def _has_free_joint(spec: mujoco.MjSpec) -> bool:
+    return any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints)
+
+
+def adds_floating_base(spec: mujoco.MjSpec, path: str | Path, kind: str) -> bool:
+    """Whether the robot config gives the model a free joint: a URDF (which cannot state
+    one) or ``--kind legged``, unless it has one or is to be an arm."""
+    urdf = str(path).lower().endswith(".urdf")
+    return not _has_free_joint(spec) and kind != "arm" and (urdf or kind == "legged")
+
+
+def has_floor(spec: mujoco.MjSpec) -> bool:
+    """The model's world holds a plane or a height field."""
+    return any(
+        g.type in (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD)
+        for g in spec.worldbody.geoms
+    )
+
+
+def compile_scene(entity: EntityCfg, sim: float | SimCfg) -> mujoco.MjModel:
+    """The robot on a floor (laid when its world has none), with its drives, feet made
+    bodies, on ``sim``'s settings (a physics step: the derived robot's): what training
+    will run, for one env."""
     spec, _ = robot_spec(entity, ground=True)
     separate_foot_geoms(spec, entity.feet)
-    sim = sim_cfg(physics_dt)
+    sim = sim if isinstance(sim, SimCfg) else sim_cfg(sim)
     apply_sim_options(spec.option, sim)
     apply_solver_options(spec.option, sim)
     return compile_model(spec)
@@ -154,17 +175,13 @@ def derive_robot(model: str, kind: str = "auto") -> DerivedRobot:
         raise RobolearnError(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}")
     path = model_file(model)
     spec = load_spec(path)
-    urdf = path.suffix.lower() == ".urdf"
-    has_free = any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in spec.joints)
-    floating_added = not has_free and kind != "arm" and (urdf or kind == "legged")
+    has_free = _has_free_joint(spec)
+    floating_added = adds_floating_base(spec, path, kind)
     if has_free and kind == "arm":
         raise RobolearnError(f"{model} floats (it has a free joint): --kind arm is for a fixed arm")
     entity0 = EntityCfg(model=model, floating_base=floating_added)
     base_spec, _ = robot_spec(entity0, ground=False)
-    has_floor = any(
-        g.type in (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD)
-        for g in base_spec.worldbody.geoms
-    )
+    floor = has_floor(base_spec)
     bare = compile_model(base_spec)
     for key in base_spec.keys:
         if len(key.qpos) not in (0, bare.nq):
@@ -198,7 +215,7 @@ def derive_robot(model: str, kind: str = "auto") -> DerivedRobot:
         base_rot=tuple(float(x) for x in qpos[3:7]) if floats else (1.0, 0.0, 0.0, 0.0),
         root_body=root,
         floating_base=floating_added,
-        has_floor=has_floor,
+        has_floor=floor,
         floor_contact_group=group,
     )
     _explain_drives(robot)
@@ -209,14 +226,13 @@ def derive_robot(model: str, kind: str = "auto") -> DerivedRobot:
         )
     robot.why["pose"] = pose_from
     robot.why["floor"] = (
-        "the model has a floor" if has_floor else "the model has no floor: the task lays a plane"
+        "the model has a floor" if floor else "the model has no floor: the task lays a plane"
     )
     if not floats:
         _read_arm(robot)
         return robot
-    _stand(robot)
-    if robot.stance is not None and robot.stance.stands:
-        scene = compile_scene(robot.entity(), robot.physics_dt)
+    scene = _stand(robot)
+    if scene is not None:
         soft = sagging_servos(scene, robot.stance.qpos, robot.drives)
         if soft:
             robot.drives = derive_drives(bare, qpos, soft=soft)
@@ -272,19 +288,17 @@ def _explain_drives(robot: DerivedRobot) -> None:
     robot.why["actuators"] = ", ".join(f"{n} joints: {s}" for s, n in counts.items())
 
 
-def _stand(robot: DerivedRobot) -> None:
+def _stand(robot: DerivedRobot) -> mujoco.MjModel | None:
     """Stand the robot, at the longest physics step that holds it, and read feet, legs,
-    base height and mirror from the stance."""
+    base height and mirror from the stance; the scene it stood in (None if it stood at no
+    step)."""
     stance, dt, why, accepted = None, None, [], None
     for candidate in PHYSICS_STEPS["biped"]:
         entity = robot.entity()
         scene = compile_scene(entity, candidate)
-        stiff = stiffest_joint(scene, scene.key(INIT_KEY).qpos)
-        if stiff is not None and candidate > STABILITY_MARGIN * stiff.max_timestep:
-            why.append(
-                f"{candidate * 1e3:g} ms: over half the {stiff.max_timestep * 1e3:.3g} ms that "
-                f"{stiff.joint}'s gains can be stable at"
-            )
+        past = _past_edge(scene, candidate)
+        if past:
+            why.append(past)
             continue
         root_id = scene.body(robot.root_body).id
         attempt = settle(scene, root_id)
@@ -297,8 +311,8 @@ def _stand(robot: DerivedRobot) -> None:
     if dt is None:
         robot.stance = stance
         robot.why["physics"] = "no physics step stood the robot: " + "; ".join(why)
-        robot.physics_dt, robot.decimation = PHYSICS_STEPS["legged"][-1], 20
-        return
+        robot.physics_dt = PHYSICS_STEPS["legged"][-1]
+        return None
     kind = {2: "biped", 4: "quadruped"}.get(len(stance.feet), "legged")
     if kind == "quadruped" and dt > PHYSICS_STEPS["legged"][0]:
         # a quadruped's small feet: go2_walk's 5 ms, which its contacts were measured at
@@ -308,7 +322,6 @@ def _stand(robot: DerivedRobot) -> None:
     robot.kind = kind
     robot.stance = stance
     robot.physics_dt = dt
-    robot.decimation = round(CONTROL_DT / dt)
     robot.why["physics"] = (
         f"{dt * 1e3:g} ms physics ({robot.decimation} steps per 50 Hz policy step), the "
         "longest step that stands the robot with these gains"
@@ -316,12 +329,24 @@ def _stand(robot: DerivedRobot) -> None:
     )
     # the stance's scene: its feet are not separated yet, which changes no joint or drive
     _read_stance(robot, accepted, stance)
+    return accepted
+
+
+def _past_edge(scene: mujoco.MjModel, dt: float) -> str | None:
+    """Why ``dt`` is past :data:`STABILITY_MARGIN` of the step the gains of ``scene`` can
+    be stable at (in its default pose); None when it is not."""
+    stiff = stiffest_joint(scene, scene.key(INIT_KEY).qpos)
+    if stiff is None or dt <= STABILITY_MARGIN * stiff.max_timestep:
+        return None
+    return (
+        f"{dt * 1e3:g} ms: over half the {stiff.max_timestep * 1e3:.3g} ms that "
+        f"{stiff.joint}'s gains can be stable at"
+    )
 
 
 def _read_stance(robot: DerivedRobot, scene: mujoco.MjModel, stance: Stance) -> None:
     root_id = scene.body(robot.root_body).id
     robot.feet = list(stance.feet)
-    robot.foot_bodies = [scene.body(b).name for b in stance.foot_bodies]
     height = stance.base_height
     robot.base_pos = (0.0, 0.0, round(height + 0.005, 4))
     robot.why["feet"] = (
@@ -405,14 +430,11 @@ def _find_mirror(
 
 def _choose_step(robot: DerivedRobot, kind: str) -> None:
     for candidate in PHYSICS_STEPS[kind]:
-        scene = compile_scene(robot.entity(), candidate)
-        stiff = stiffest_joint(scene, scene.key(INIT_KEY).qpos)
-        if stiff is None or candidate <= STABILITY_MARGIN * stiff.max_timestep:
-            robot.physics_dt, robot.decimation = candidate, round(CONTROL_DT / candidate)
+        if _past_edge(compile_scene(robot.entity(), candidate), candidate) is None:
+            robot.physics_dt = candidate
             robot.why["physics"] = f"{candidate * 1e3:g} ms physics, stable for these gains"
             return
     robot.physics_dt = PHYSICS_STEPS[kind][-1]
-    robot.decimation = round(CONTROL_DT / robot.physics_dt)
     robot.why["physics"] = "no listed step is stable for these gains: the shortest is used"
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from robolearn.scene.derive.tree import is_below
 from robolearn.scene.init_state import INIT_KEY
 
 SETTLE_S = 1.5
@@ -186,7 +187,7 @@ def _find_feet(model: mujoco.MjModel, data: mujoco.MjData, root_body: int, stanc
             body = int(model.geom_bodyid[ours])
             if other in floor and body != 0 and body != root_body:
                 touching.setdefault(body, set()).add(ours)
-    ends = [b for b in touching if not any(_is_ancestor(model, b, o) for o in touching if o != b)]
+    ends = [b for b in touching if not any(is_below(model, o, b) for o in touching if o != b)]
     points = []
     for body in sorted(ends):
         on_floor = sorted(touching[body])
@@ -201,11 +202,3 @@ def _find_feet(model: mujoco.MjModel, data: mujoco.MjData, root_body: int, stanc
         stance.foot_bodies.append(body)
     if points:
         stance.foot_positions = np.array(points)
-
-
-def _is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
-    while body > 0:
-        body = int(model.body_parentid[body])
-        if body == ancestor:
-            return True
-    return False
