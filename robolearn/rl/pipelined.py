@@ -19,6 +19,12 @@ Refused with recurrent policies, distillation, RND and torchrun ranks. A pipelin
 not reproducible bit for bit: the collector's random draws (actions, resets) and the
 update's (its mini-batch order and the policy's samples) come from torch's one random
 stream in an order that depends on how the two threads run.
+
+On CUDA the collector queues on a side stream of its own (:mod:`robolearn.rl.streams`),
+so that its inference and physics run on the GPU beside the update's kernels: the side
+stream waits for the main stream's work before each collection (the networks' snapshot,
+the update that last read the storage being refilled), and the main stream for the
+side's once the collection is joined, before the update reads the rollout.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.rl.streams import SideStream
 
 ONE_PROCESS = "agent.pipelined runs in one process; leave out --nproc and --distributed"
 """The refusal of a pipelined run as a torchrun rank (``PPO.check`` says it before the run
@@ -52,7 +59,11 @@ def pipeline_problem(runner: Any) -> str | None:
 
 class PipelinedCollection:
     """Two rollout storages and a copy of the networks that collects into one of them in
-    a thread while the runner's algorithm updates from the other."""
+    a thread while the runner's algorithm updates from the other.
+
+    Every collection, the first one included, is queued on :attr:`side` (a CUDA stream of
+    its own; nothing off CUDA): the env's per-step tensors are then made and freed on that
+    stream alone, and only the observations after a rollout cross to the main stream."""
 
     def __init__(self, runner: Any) -> None:
         problem = pipeline_problem(runner)
@@ -67,6 +78,7 @@ class PipelinedCollection:
         self.collector.transition = type(alg.transition)()
         self.collector.actor = copy.deepcopy(alg.actor)
         self.collector.critic = copy.deepcopy(alg.critic)
+        self.side = SideStream(runner.device, runner.env.device)
         self.turn = 0
         self._thread: threading.Thread | None = None
         self._result: Any = None
@@ -84,10 +96,12 @@ class PipelinedCollection:
         storage = self.storages[1 - self.turn]
         storage.clear()
         self.collector.storage = storage
+        # the snapshot's copies and the last update's reads of this storage come first
+        self.side.wait_for_main()
 
         def collect() -> None:
             try:
-                with torch.inference_mode():
+                with self.side, torch.inference_mode():
                     self._result = self.runner.collect(self.collector, obs, stop, on_step)
             except BaseException as exc:  # raised again in the runner's thread
                 self._error = exc
@@ -102,8 +116,11 @@ class PipelinedCollection:
         storage.clear()
         self.collector.storage = storage
         self.snapshot()
-        with torch.inference_mode():
-            return self.runner.collect(self.collector, obs, stop, on_step)
+        self.side.wait_for_main()
+        with self.side, torch.inference_mode():
+            obs = self.runner.collect(self.collector, obs, stop, on_step)
+        self.side.main_waits()
+        return self.side.hand_over(obs)
 
     def wait(self):
         """The observations after the rollout the thread collected (None if a stop came
@@ -112,10 +129,12 @@ class PipelinedCollection:
             return None
         self._thread.join()
         self._thread = None
+        self.side.main_waits()  # the update reads the rollout after the collector's writes
         if self._error is not None:
             raise self._error
         self.turn = 1 - self.turn
-        return self._result
+        result, self._result = self._result, None
+        return self.side.hand_over(result)
 
     def prepare_update(self, last_obs) -> None:
         """Re-evaluate the current storage with the current networks and correct its

@@ -427,13 +427,19 @@ class Runner:
             log(f"stopped by {stop.signal_name} after {self.iterations} iterations{saved}")
 
     def _device_time(self) -> float:
-        """``time.time()`` once the GPU has done the work queued so far: on CUDA a call
-        returns when its kernels are queued, so the collection and learning times would
-        otherwise be of the launches. One synchronisation per timer boundary, three per
-        iteration (the iteration's logs read the device anyway)."""
+        """``time.time()`` once the GPU has done the work queued so far on this thread's
+        current stream: on CUDA a call returns when its kernels are queued, so the
+        collection and learning times would otherwise be of the launches. One
+        synchronisation per timer boundary, three per iteration (the iteration's logs read
+        the device anyway).
+
+        The current stream only, not the device: a pipelined collector queues on a stream
+        of its own (:mod:`robolearn.rl.streams`), and its work in flight is not the
+        update's; it is waited for where the main stream waits for it, after the join.
+        Without a collector thread all the work is on the current stream."""
         for device in {torch.device(self.device), torch.device(self.env.device)}:
             if device.type == "cuda":
-                torch.cuda.synchronize(device)
+                torch.cuda.current_stream(device).synchronize()
         return time.time()
 
     def _batch_size(self) -> int:

@@ -6,6 +6,12 @@ pinned, double-buffered host memory when the env is on the CPU and the learner o
 (the cpu engine's steps written into one pinned slot while the other's copy to the GPU is
 still in flight, so that neither the physics nor the GPU waits for the other);
 :class:`CollectorThread` runs the collector beside the updates.
+
+On CUDA the collector thread queues on a stream of its own
+(:class:`~robolearn.rl.streams.SideStream`), so that its physics and inference run on the
+GPU beside the updates; what both threads use (the replay buffer, the policy snapshot,
+the episode statistics) is used in turns ordered on the GPU
+(:class:`~robolearn.rl.streams.Handoff`). Off CUDA all of that is nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 
 import torch
@@ -22,6 +29,7 @@ from robolearn.rl.config.offpolicy import OffPolicyCfg
 from robolearn.rl.offpolicy.networks import SquashedActor
 from robolearn.rl.offpolicy.replay import ReplayBuffer
 from robolearn.rl.runner import EpisodeStats
+from robolearn.rl.streams import Handoff, SideStream
 from robolearn.threads import single_threaded
 
 
@@ -73,6 +81,8 @@ class Collector:
         self.bound = cfg.action_bound
         n = env.num_envs
         self.stats = EpisodeStats(n, self.device)
+        # a collector thread adds on its stream while the learner pops (pop_stats)
+        self._stats_turns = Handoff(self.device)
         self.noise_std = torch.empty(n, device=self.device)
         self._draw_noise(torch.ones(n, dtype=torch.bool, device=self.device))
         self.steps = 0
@@ -104,18 +114,23 @@ class Collector:
         return (action + noise).clamp(-1.0, 1.0)
 
     def step(
-        self, policy: SquashedActor, random: bool = False, lock: threading.Lock | None = None
+        self,
+        policy: SquashedActor,
+        random: bool = False,
+        guard: AbstractContextManager | None = None,
     ) -> Step:
-        """Act and step every env once; the step as the buffer stores it. ``lock`` is held
-        while the policy acts (a snapshot the learner refreshes from another thread)."""
+        """Act and step every env once; the step as the buffer stores it. ``guard`` is held
+        while the policy acts (:meth:`PolicySnapshot.acting`: a snapshot the learner
+        refreshes from another thread)."""
         actor_obs, critic_obs = self.observe()
-        with lock or contextlib.nullcontext():
+        with guard or contextlib.nullcontext():
             actions = self.act(policy, actor_obs, random)
         with single_threaded(self.device):  # MuJoCo holds the cores while it steps
             obs, rewards, failed, time_outs, extras = self.env.step(actions * self.bound)
         ended = failed | time_outs
         final = extras["final_obs"]
-        self.stats.add(rewards, ended, extras)
+        with self._stats_turns.writing():
+            self.stats.add(rewards, ended, extras)
         if self.algo == "td3":
             self._draw_noise(ended)
         self._obs = obs
@@ -127,6 +142,12 @@ class Collector:
         next_critic = torch.where(keep, concat_groups(final, self.critic_groups), critic_now)
         # the env makes new tensors each step: the step is stored before any changes
         return Step(actor_obs, critic_obs, actions, rewards, ended, failed, next_actor, next_critic)
+
+    def pop_stats(self) -> tuple[float, float, dict[str, float]]:
+        """:meth:`EpisodeStats.pop` of the steps collected so far, in turn with the
+        collector's adds (which a collector thread makes on its own stream)."""
+        with self._stats_turns.reading():
+            return self.stats.pop()
 
 
 class StepMover:
@@ -168,24 +189,38 @@ class StepMover:
         self.buffer.add(**{f.name: getattr(slot, f.name) for f in fields(Step)})
         if self._pinned:
             event = self._events[turn] = self._events[turn] or torch.cuda.Event()
-            event.record()
+            event.record(torch.cuda.current_stream(self.buffer.device))  # the add's stream
 
 
 class PolicySnapshot:
     """The copy of the actor the collector acts with when it is not the learner's own (a
     collector thread, or the env on another device): refreshed from the learner's actor
-    under a lock, read under the same lock."""
+    under a lock, read under the same lock.
+
+    On CUDA the refresh (the learner's stream) and the acting (the collector's) take
+    turns on the GPU too: a refresh's copies wait for the kernels of the latest act, which
+    read the weights they overwrite, and an act waits for the latest refresh's copies, so
+    that it never reads half-copied weights."""
 
     def __init__(self, actor: SquashedActor, device: torch.device | str) -> None:
         self.actor = copy.deepcopy(actor).to(device).requires_grad_(False)
         self.lock = threading.Lock()
+        self._turns = Handoff(device, self.lock)
 
     def refresh(self, actor: SquashedActor) -> None:
-        with self.lock, torch.no_grad():
+        """Copy ``actor``'s weights (without waiting for the copies on the host)."""
+        with self._turns.writing(), torch.no_grad():
             for mine, theirs in zip(
                 self.actor.state_dict().values(), actor.state_dict().values(), strict=True
             ):
                 mine.copy_(theirs, non_blocking=True)
+
+    @contextlib.contextmanager
+    def acting(self) -> Iterator[SquashedActor]:
+        """The snapshot's actor, to act with inside the block (under the lock, after the
+        latest refresh)."""
+        with self._turns.reading():
+            yield self.actor
 
 
 class CollectorThread:
@@ -194,35 +229,43 @@ class CollectorThread:
 
     ``allowed()`` tells the thread how many env steps it may have collected in total; the
     learner raises it as it updates and waits on :meth:`wait_for` for the steps its
-    updates need. An exception in the thread is raised again in the learner's."""
+    updates need. An exception in the thread is raised again in the learner's.
+
+    The thread queues its GPU work on ``side`` (none: the current stream), which first
+    waits for the work the learner's thread has queued before it starts (the env's reset,
+    the snapshot); :meth:`stop` has the learner's stream wait for the side's."""
 
     def __init__(
         self,
         collect: Callable[[], None],
         threads: int,
+        side: SideStream | None = None,
     ) -> None:
         self._collect = collect
         self._threads = threads
+        self.side = side or SideStream()
         self._cond = threading.Condition()
         self._allowed = 0
         self.collected = 0
         self._stop = False
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="robolearn-collector", daemon=True)
+        self.side.wait_for_main()
         self._thread.start()
 
     def _run(self) -> None:
         torch.set_num_threads(self._threads)  # this thread's own torch threads
         try:
-            while True:
-                with self._cond:
-                    self._cond.wait_for(lambda: self._stop or self.collected < self._allowed)
-                    if self._stop:
-                        return
-                self._collect()
-                with self._cond:
-                    self.collected += 1
-                    self._cond.notify_all()
+            with self.side:
+                while True:
+                    with self._cond:
+                        self._cond.wait_for(lambda: self._stop or self.collected < self._allowed)
+                        if self._stop:
+                            return
+                    self._collect()
+                    with self._cond:
+                        self.collected += 1
+                        self._cond.notify_all()
         except BaseException as exc:  # raised again in the learner's thread
             with self._cond:
                 self._error = exc
@@ -247,5 +290,6 @@ class CollectorThread:
             self._stop = True
             self._cond.notify_all()
         self._thread.join()
+        self.side.main_waits()
         if self._error is not None:
             raise self._error

@@ -7,7 +7,8 @@ at the step after, the smaller of the two; every ``policy_delay`` updates the ac
 the critics' value of its action (TD3: their mean; SAC: their minimum, less the entropy
 term whose temperature is learned). The target critics follow the critics by Polyak
 averaging. With ``overlap``, a collector thread steps the envs while the updates run, one
-env step ahead of them at most.
+env step ahead of them at most; on CUDA it queues on a stream of its own
+(:mod:`robolearn.rl.streams`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from robolearn.rl.offpolicy.collector import (
 )
 from robolearn.rl.offpolicy.networks import SquashedActor, TwinCritic
 from robolearn.rl.offpolicy.replay import Batch, ReplayBuffer
+from robolearn.rl.streams import SideStream
 from robolearn.rl.symmetry import mirror_setting
 from robolearn.scene.mirror import IndexMirror
 from robolearn.sim.memory import require
@@ -169,23 +171,29 @@ class OffPolicyLearner:
         if self.snapshot is None:
             step = self.collector.step(self.actor, random)
         else:
-            step = self.collector.step(self.snapshot.actor, random, lock=self.snapshot.lock)
+            step = self.collector.step(self.snapshot.actor, random, guard=self.snapshot.acting())
         slot = self.replay.position
         self.mover.push(step)
         self._new_slots.append(slot)
 
     def _take_new_steps(self) -> None:
         """Fold the steps collected since the last call into the observation statistics."""
-        while self._new_slots:
-            slot = self._new_slots.popleft()
-            self.actor.obs_norm.update(self.replay.actor_obs[slot])
-            self.critic.obs_norm.update(self.replay.critic_obs[slot])
+        if not self._new_slots:
+            return
+        with self.replay.reading():  # after a collector thread's writes of those slots
+            while self._new_slots:
+                slot = self._new_slots.popleft()
+                self.actor.obs_norm.update(self.replay.actor_obs[slot])
+                self.critic.obs_norm.update(self.replay.critic_obs[slot])
 
     def _start_thread(self) -> None:
         if self.cfg.overlap and self._thread is None:
             threads = self.cfg.learner_threads or max(1, self._cores // 2)
             self._learner_threads = threads
-            self._thread = CollectorThread(self._collect_one, threads=1)
+            # the env's and the buffer's devices: the physics, the snapshot's inference
+            # and the buffer's writes all go to the collector's own streams
+            side = SideStream(self.env.device, self.device)
+            self._thread = CollectorThread(self._collect_one, threads=1, side=side)
 
     def close(self) -> None:
         """End the collector thread, if one runs (its step in progress finishes)."""
@@ -356,6 +364,8 @@ class OffPolicyLearner:
         if self._thread is not None:
             tick = time.perf_counter()
             self._thread.wait_for(start + steps)  # the iteration's steps, none after
+            # what is read of the env after the iteration (the health check) follows them
+            self._thread.side.main_waits()
             waited += time.perf_counter() - tick
         self.iteration += 1
         self.env_steps += steps * self.env.num_envs
@@ -363,7 +373,7 @@ class OffPolicyLearner:
         names = list(means)
         values = torch.stack(list(means.values())).tolist() if means else []
         figures = dict(zip(names, values, strict=True))
-        ret, length, logs = self.collector.stats.pop()
+        ret, length, logs = self.collector.pop_stats()
         figures.update(mean_return=ret, mean_episode_length=length, logs=logs)
         figures["alpha"] = float(self.alpha) if self.algo == "sac" else math.nan
         figures.update(collect_s=waited, update_s=updating)
@@ -372,19 +382,21 @@ class OffPolicyLearner:
     def rollout_view(self, steps: int) -> RolloutView:
         """The latest ``steps`` collected steps by observation group, for the health
         check."""
-        slots = self.replay.latest(steps)
+        with self.replay.reading():  # gathered after a collector thread's writes
+            slots = self.replay.latest(steps)
+            columns = {
+                "actor": self.replay.actor_obs[slots],
+                "critic": self.replay.critic_obs[slots],
+            }
+            rewards = self.replay.rewards[slots]
         obs: dict[str, torch.Tensor] = {}
-        for groups, stored in (
-            (self.actor_groups, self.replay.actor_obs),
-            (self.critic_groups, self.replay.critic_obs),
-        ):
-            columns = stored[slots]
+        for role, groups in (("actor", self.actor_groups), ("critic", self.critic_groups)):
             offset = 0
             for g in groups:
                 width = self._group_dims[g]
-                obs.setdefault(g, columns[..., offset : offset + width])
+                obs.setdefault(g, columns[role][..., offset : offset + width])
                 offset += width
-        return RolloutView(obs, self.replay.rewards[slots])
+        return RolloutView(obs, rewards)
 
     # ---- saving -------------------------------------------------------------------------
 

@@ -8,14 +8,24 @@ or timed out) and whether it failed, and the observations after it (the episode'
 ones where it ended, not the reset's). A sample picks an env and a step at random and
 sums the rewards of the next ``n`` steps, stopping at the end of an episode; the bootstrap
 then reads the observations after the last step summed, unless that step failed.
+
+A collector thread (``agent.offpolicy.overlap``) writes steps on a CUDA stream of its own
+while the learner samples on its stream: each write and each read (a sample, the
+normalizer's look at the newest steps, the health check's) takes its turn under the
+buffer's lock, after an event recorded after the other's latest turn
+(:class:`~robolearn.rl.streams.Handoff`), so a sample reads every step whose slot ``size``
+counts, and a write does not overwrite a slot a queued sample has yet to read.
 """
 
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import torch
+
+from robolearn.rl.streams import Handoff
 
 
 @dataclass
@@ -76,6 +86,7 @@ class ReplayBuffer:
         self.lock = threading.Lock()
         """Held while a step is written or a batch gathered (a collector thread writes
         while the learner samples)."""
+        self._turns = Handoff(self.device, self.lock)
 
     @staticmethod
     def bytes_needed(
@@ -97,7 +108,7 @@ class ReplayBuffer:
         next_critic_obs: torch.Tensor,
     ) -> None:
         """Store one step of every env (tensors of (num_envs, ...), on any device)."""
-        with self.lock:
+        with self._turns.writing():
             i = self.position
             self.actor_obs[i].copy_(actor_obs, non_blocking=True)
             self.next_actor_obs[i].copy_(next_actor_obs, non_blocking=True)
@@ -111,6 +122,11 @@ class ReplayBuffer:
             self.position = (i + 1) % self.capacity
             self.size = min(self.size + 1, self.capacity)
 
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold the lock, and order this thread's stream after the latest write, while the
+        stored steps are read outside :meth:`sample` (their slots read inside)."""
+        return self._turns.reading()
+
     def latest(self, steps: int) -> torch.Tensor:
         """The slots of the latest ``steps`` steps, oldest first."""
         steps = min(steps, self.size)
@@ -120,7 +136,7 @@ class ReplayBuffer:
         """``batch_size`` n-step transitions, each from a random env and start step among
         those with ``n_step`` steps stored after them (the latest ``n_step - 1`` steps
         start none yet)."""
-        with self.lock:
+        with self._turns.reading():
             return self._sample(batch_size, n_step, gamma)
 
     def _sample(self, batch_size: int, n_step: int, gamma: float) -> Batch:
