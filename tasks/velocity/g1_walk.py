@@ -16,14 +16,14 @@ The model is Menagerie's by default; Unitree's own file drives the same task:
 
 from __future__ import annotations
 
-from robolearn.tasks.velocity.biped import biped_agent_cfg
+from robolearn.tasks.velocity.biped import biped_flat_agent_cfg
 from robolearn.tasks.velocity.recipe import velocity_play_cfg
 from robolearn.tasks.velocity.robots import g1_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 
 env_cfg = g1_flat_cfg  # in velocity/robots.py: g1_walk_rough starts from it too
-agent_cfg = biped_agent_cfg
+agent_cfg = biped_flat_agent_cfg  # in velocity/biped.py: humanoid_walk trains with it too
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:

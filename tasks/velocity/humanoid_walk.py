@@ -21,14 +21,14 @@ Randomized: foot friction, torso mass, actuator gains, initial pose, pushes.
 
 from __future__ import annotations
 
-from robolearn.tasks.velocity.biped import biped_agent_cfg
+from robolearn.tasks.velocity.biped import biped_flat_agent_cfg
 from robolearn.tasks.velocity.recipe import velocity_play_cfg
 from robolearn.tasks.velocity.robots import humanoid_flat_cfg
 
 from robolearn.env import ManagerBasedRLEnvCfg
 
 env_cfg = humanoid_flat_cfg  # in velocity/robots.py: humanoid_walk_rough starts from it
-agent_cfg = biped_agent_cfg  # in velocity/biped.py: the G1's tasks train with it too
+agent_cfg = biped_flat_agent_cfg  # in velocity/biped.py: g1_walk trains with it too
 
 
 def play_env_cfg() -> ManagerBasedRLEnvCfg:
