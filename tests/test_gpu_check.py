@@ -1,8 +1,8 @@
 """The GPU check's calls (benchmarks/gpu/check_call*.sh) end to end on warp's CPU device
 at toy sizes: a script a lent GPU runs must not fail there for want of a test here. Call 1
 trains humanoid_walk with PPO, evaluates it and benches the fused and the plain step; call
-2 measures the sizes, cameras, Newton and SHAC and trains the G1; call 3 trains with TD3 and
-SAC and feeds a learner behind host slots from the cpu engine."""
+2 measures the sizes, cameras, Newton and SHAC and trains the G1; call 3 trains with TD3,
+SAC and pipelined PPO and feeds a learner behind host slots from the cpu engine."""
 
 from __future__ import annotations
 
@@ -65,13 +65,13 @@ def test_call_2_runs_end_to_end_on_warp_cpu(tmp_path):
 
 @pytest.mark.slow
 def test_call_3_runs_end_to_end_on_warp_cpu(tmp_path):
-    """The third call at toy sizes: TD3 and SAC each train humanoid_walk and are evaluated,
-    and the cpu engine feeds a learner behind host slots (on the CPU here)."""
+    """The third call at toy sizes: TD3, SAC and pipelined PPO each train humanoid_walk and
+    are evaluated, and the cpu engine feeds a learner behind host slots (on the CPU here)."""
     summary = run_call(
         "check_call3.sh", tmp_path, 600, TRAIN_ENVS="8", TRAIN_SECONDS="40", EVAL_ENVS="4",
         SPLIT_ENVS="16", SPLIT_SECONDS="25", BUDGET="400",
     )  # fmt: skip
-    for name in ("td3", "sac"):
+    for name in ("td3", "sac", "ppo_pipelined"):
         assert summary[name]["train_env_steps"] > 0, summary
         assert summary[name]["eval"]["fall_rate"] is not None, summary
         assert summary[name]["walking_thresholds_met"] in (True, False)

@@ -8,7 +8,8 @@
 #   ENGINE=warp-cpu TRAIN_ENVS=8 TRAIN_SECONDS=30 EVAL_ENVS=4 SPLIT_ENVS=16 SPLIT_SECONDS=20 \
 #     BUDGET=300 bash benchmarks/gpu/check_call3.sh
 #
-# In order: versions; for each learner of ALGOS (td3, sac), `robolearn train --task
+# In order: versions; for each learner of ALGOS (td3, sac, and ppo_pipelined: PPO with
+# `agent.pipelined=true`, its collector on a CUDA stream of its own), `robolearn train --task
 # humanoid_walk --algo A` at TRAIN_ENVS (4096) for TRAIN_SECONDS (180, or what the budget
 # leaves; SIGTERM saves a checkpoint) and its last checkpoint's `play --eval` against the
 # walking thresholds; then the cpu engine's physics feeding a learner on the GPU
@@ -19,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpu-check-3}
 ENGINE=${ENGINE:-cuda}
-ALGOS=${ALGOS:-"td3 sac"}
+ALGOS=${ALGOS:-"td3 sac ppo_pipelined"}
 TRAIN_ENVS=${TRAIN_ENVS:-4096}
 TRAIN_SECONDS=${TRAIN_SECONDS:-180}
 EVAL_ENVS=${EVAL_ENVS:-256}
@@ -30,18 +31,25 @@ END_S=10
 PY=${PYTHON:-python3}
 . "$(dirname "$0")/check_lib.sh"  # the clock, step(), robolearn, versions.txt
 
+to_run=$(echo $ALGOS | wc -w)
 for algo in $ALGOS; do
-  # each learner's share of what is left, less its evaluation and the split run
+  # each learner's share of what is left to the learners not yet run, less its evaluation
+  # and the split run
   avail=$(left)
-  train_s=$(( (avail - SPLIT_SECONDS - 40) / $(echo $ALGOS | wc -w) - 70 ))
+  train_s=$(( (avail - SPLIT_SECONDS - 40) / to_run - 70 ))
+  to_run=$(( to_run - 1 ))
   train_s=$(( train_s < TRAIN_SECONDS ? train_s : TRAIN_SECONDS ))
   if [ "$train_s" -lt 15 ]; then
     stamp "SKIPPED $algo: $avail s left of the budget" | tee -a "$OUT/skipped.txt"
     continue
   fi
+  case "$algo" in
+    ppo_pipelined) learner=(--algo ppo agent.pipelined=true) ;;
+    *) learner=(--algo "$algo") ;;
+  esac
   stamp "training humanoid_walk with $algo for $train_s s on $TRAIN_ENVS envs ($ENGINE)"
   timeout --signal=TERM --kill-after=20 "$train_s" $PY -m robolearn train \
-    --task humanoid_walk --algo "$algo" --engine "$ENGINE" --num_envs "$TRAIN_ENVS" \
+    --task humanoid_walk "${learner[@]}" --engine "$ENGINE" --num_envs "$TRAIN_ENVS" \
     --max_iterations 100000 --log_root "$OUT/logs" --run_name "$algo" \
     agent.save_interval=10 > "$OUT/train_$algo.log" 2>&1
   tail -n 2 "$OUT/train_$algo.log"
