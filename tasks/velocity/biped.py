@@ -152,9 +152,10 @@ def biped_agent_cfg() -> AgentCfg:
 def biped_flat_agent_cfg() -> AgentCfg:
     """:func:`biped_agent_cfg` for the bipeds' flat tasks, with the adaptive learning rate
     held to a KL of 0.02 per update instead of 0.01: g1_walk met the walking thresholds at
-    iteration 200 instead of 350, and humanoid_walk's linear tracking error at iteration 100 was
-    0.13 m/s where it had been 0.30-0.32 (BENCHMARKS.md section 36). The rough variants keep 0.01,
-    where the larger steps are not measured."""
+    iteration 200 instead of 350 (seed 1; seed 2 not yet by 225), and humanoid_walk's
+    linear tracking error at iteration 100 was 0.13 m/s where it had been 0.30-0.32
+    (BENCHMARKS.md section 36). The rough variants keep 0.01, where the larger steps are
+    not measured."""
     cfg = biped_agent_cfg()
     cfg.algorithm.desired_kl = 0.02
     return cfg
