@@ -62,6 +62,20 @@ def object_to_frame(
     return pose_in(_object_pose_w(env, entity), f)[0]
 
 
+def object_from_frame_b(
+    env: TaskEnv,
+    entity: str = "object",
+    frame_cfg: FrameCfg | str = "hand",
+    base: FrameCfg | str = "link0",
+) -> torch.Tensor:
+    """Observation: the object's position minus a frame's (the end effector's), in the
+    robot's base frame, m (3): where to move the hand to reach it, in the axes the goal
+    and the object's position are given in."""
+    b = frame(env, base, "object_from_frame_b.base").pose_w()
+    f = frame(env, frame_cfg, "object_from_frame_b.frame_cfg").pose_w()
+    return quat_rotate_inverse(b[1], _object_pose_w(env, entity)[0] - f[0])
+
+
 def object_frame_distance(
     env: TaskEnv, entity: str = "object", frame_cfg: FrameCfg | str = "hand"
 ) -> torch.Tensor:
@@ -108,6 +122,12 @@ def command_position_error(env: TaskEnv, command_name: str) -> torch.Tensor:
     """(N,) distance from a pose command's tracked frame to its goal position, m; usable
     as a reward (negative weight) and a metric."""
     return env.command_manager.terms[command_name].errors()[0]
+
+
+def command_position_delta(env: TaskEnv, command_name: str) -> torch.Tensor:
+    """Observation: a pose command's goal position minus its tracked frame's, in the
+    command's base frame, m (3): the way still to go (0 at the goal)."""
+    return env.command_manager.terms[command_name].position_delta()
 
 
 def command_position_error_tanh(env: TaskEnv, std: float, command_name: str) -> torch.Tensor:

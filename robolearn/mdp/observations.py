@@ -15,6 +15,7 @@ from robolearn.errors import RobolearnError
 from robolearn.managers import ManagerTerm, Marker
 from robolearn.managers.differentiable import differentiable
 from robolearn.math import quat_rotate_inverse, take_columns, yaw_from_quat
+from robolearn.mdp.actions import JointPositionAction
 from robolearn.mdp.protocol import TaskEnv
 from robolearn.scene.sensors import GridPattern, RayCaster
 
@@ -81,6 +82,24 @@ def joint_vel_rel(env: TaskEnv, joints: str | Sequence[str] = ".*") -> torch.Ten
 def last_action(env: TaskEnv) -> torch.Tensor:
     """The policy's previous raw action (all action terms)."""
     return env.action_manager.action
+
+
+def joint_target_error(env: TaskEnv, action_name: str) -> torch.Tensor:
+    """The joint position targets of action term ``action_name`` minus the joints'
+    positions as the encoders read them, rad or m (one per joint the term drives). A policy
+    whose actions move its targets on from step to step
+    (:class:`~robolearn.mdp.RelativeJointPositionActionCfg`) reads here where it has sent
+    them: that target is state its action integrates, not seen in the joint positions."""
+    term = env.action_manager.terms.get(action_name)
+    if not isinstance(term, JointPositionAction):
+        raise RobolearnError(
+            f"joint_target_error: action_name={action_name!r} is not a joint position action "
+            f"term; the env's terms: {', '.join(env.action_manager.terms)}"
+        )
+    ids = term.joint_ids
+    scene = env.scene
+    measured = scene.sensor_errors.joint_pos(scene.joint_pos.index_select(1, ids), ids)
+    return term.processed_actions - measured
 
 
 @differentiable

@@ -63,6 +63,11 @@ class UniformPoseCommand(CommandTerm):
         position = (pos - self._command[:, 0:3]).norm(dim=-1)
         return position, quat_angle_between(quat, self._command[:, 3:7])
 
+    def position_delta(self) -> torch.Tensor:
+        """(N, 3) the goal position minus the tracked frame's, in the base frame, m."""
+        pos, _ = pose_in(self.tracked.pose_w(), self.base.pose_w())
+        return self._command[:, 0:3] - pos
+
     def _update_metrics(self) -> None:
         position, orientation = self.errors()
         # the episode means the training log reports (Metrics/<term>/...), as running sums

@@ -32,6 +32,14 @@ def arm_joint_action() -> mdp.JointPositionActionCfg:
     return mdp.JointPositionActionCfg(actuators=ARM_ACTUATORS, scale=0.5, clip=(-4, 4))
 
 
+def arm_relative_joint_action() -> mdp.RelativeJointPositionActionCfg:
+    """The arm's joint targets moved on from the last step's by 0.05 rad per unit of action,
+    actions within 1 (2.5 rad/s at most at 50 Hz): action 0 holds the arm where it was
+    sent, so holding an object still at a goal is the policy's zero, not a pose it must
+    name to the hundredth of a radian."""
+    return mdp.RelativeJointPositionActionCfg(actuators=ARM_ACTUATORS, scale=0.05, clip=(-1, 1))
+
+
 def reset_arm(position_range: tuple[float, float]) -> EventTermCfg:
     """At each reset, the arm's joints at the home pose scaled by a draw from
     ``position_range``, at rest."""

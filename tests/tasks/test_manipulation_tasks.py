@@ -13,6 +13,7 @@ from robolearn.envs.franka_panda import BASE, TCP
 from robolearn.tasks.classic import cartpole_balance
 from robolearn.tasks.manipulation import panda_lift, panda_open_drawer
 
+from robolearn import mdp
 from robolearn.app.evaluate import evaluate
 from robolearn.env import ManagerBasedRLEnv, SuccessTermCfg
 from robolearn.errors import RobolearnError
@@ -31,6 +32,7 @@ def _scripted(cfg, num_envs: int) -> ManagerBasedRLEnv:
     cfg.actions["arm"] = DifferentialIKActionCfg(
         actuators="actuator[1-7]", frame=TCP, base=BASE, relative=False
     )
+    cfg.observations["policy"].terms.pop("arm_targets", None)  # the joint targets' term's
     env = ManagerBasedRLEnv(cfg)
     env.reset()
     return env
@@ -73,6 +75,61 @@ def test_a_scripted_grasp_lifts_every_envs_own_cube(menagerie_root):
     assert manip.contact_found(env, FINGERS).tolist() == [[1.0, 1.0]] * env.num_envs
     lift = manip.contact_force(env, FINGERS).reshape(-1, 2, 3).sum(dim=1)[:, 2]
     assert torch.allclose(lift, mass.float() * 9.81, rtol=0.15), (lift, mass * 9.81)
+
+
+def test_a_scripted_carry_brings_each_cube_to_its_goal_as_the_observations_say(menagerie_root):
+    """Grasped, lifted and carried to each env's own goal by IK: the observations of the way
+    from the tool to the cube and from the cube to its goal agree with the cube's and the
+    tool's positions, and reach 0 where the success condition says the cube is there."""
+    env = _scripted(panda_lift.env_cfg(), num_envs=4)
+    _, down = env.action_manager.terms["arm"].frame_pose_b()
+    cube = manip.object_pos_b(env, base=BASE).clone()
+    above = cube + torch.tensor([0.0, 0.0, 0.15])
+    _move(env, above, down, 1.0, 40)
+    _move(env, cube, down, 1.0, 30)
+    _move(env, cube, down, -1.0, 20)
+    goal = env.command_manager.terms["object_pose"].command[:, 0:3]
+    assert not manip.object_at_goal(env, panda_lift.AT_GOAL).any()
+    tool = frame_pos(env, TCP, relative_to=BASE)
+    seen = manip.object_from_frame_b(env, frame_cfg=TCP, base=BASE)
+    torch.testing.assert_close(seen, manip.object_pos_b(env, base=BASE) - tool)
+    # within the 5 s episode (250 steps), aim the tool so that the cube, where it sits in
+    # the hand, meets its goal
+    for steps in (70, 40, 40):
+        grip = manip.object_from_frame_b(env, frame_cfg=TCP, base=BASE)
+        _move(env, goal - grip, down, -1.0, steps)
+    delta = manip.command_position_delta(env, "object_pose")
+    torch.testing.assert_close(delta, goal - manip.object_pos_b(env, base=BASE), atol=1e-4, rtol=0)
+    assert float(delta.norm(dim=-1).max()) < panda_lift.AT_GOAL, delta
+    assert manip.object_at_goal(env, panda_lift.AT_GOAL).all()
+
+
+def test_a_relative_arm_action_holds_where_it_sent_the_arm(menagerie_root):
+    """panda_lift's arm action moves each joint's target on by 0.05 rad per unit of action:
+    ten steps of +1 on the shoulder send it 0.5 rad away, then action 0 holds it there; the
+    policy reads the way from each joint to its target, large while it moves, small held."""
+    cfg = panda_lift.env_cfg()
+    cfg.scene.num_envs, cfg.sim.engine = 2, "cpu"
+    cfg.events = {}  # the cube's draws are not the point here
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    act = torch.zeros(env.num_envs, env.num_actions)
+    act[:, -1] = 1.0  # the gripper open
+    for _ in range(25):
+        env.step(act)
+    assert float(mdp.joint_target_error(env, "arm").abs().max()) < 0.02
+    act[:, 0] = 1.0
+    for _ in range(10):
+        env.step(act)
+    assert float(mdp.joint_target_error(env, "arm")[:, 0].min()) > 0.05  # still on its way
+    act[:, 0] = 0.0
+    for _ in range(50):
+        env.step(act)
+    shoulder = mdp.joint_pos_rel(env, "joint1")[:, 0]
+    torch.testing.assert_close(shoulder, torch.full_like(shoulder, 0.5), atol=0.02, rtol=0)
+    assert float(mdp.joint_target_error(env, "arm").abs().max()) < 0.02
+    with pytest.raises(RobolearnError, match="'gripper' is not a joint position action term"):
+        mdp.joint_target_error(env, "gripper")
 
 
 @pytest.mark.parametrize("engine", ["cpu", "warp-cpu"])
