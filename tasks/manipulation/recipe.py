@@ -59,6 +59,7 @@ def panda_agent_cfg(
     learning_rate: float,
     entropy_coef: float,
     hidden: tuple[int, ...] = (256, 128, 64),
+    init_noise_std: float = 1.0,
 ) -> AgentCfg:
     """PPO for the family: 24 steps per env and iteration, 4 mini-batches, an adaptive
     learning rate at KL 0.01, checkpoints every 50 iterations."""
@@ -72,7 +73,9 @@ def panda_agent_cfg(
             entropy_coef=entropy_coef,
             desired_kl=0.01,
         ),
-        policy=PolicyCfg(actor_hidden_dims=hidden, critic_hidden_dims=hidden, init_noise_std=1.0),
+        policy=PolicyCfg(
+            actor_hidden_dims=hidden, critic_hidden_dims=hidden, init_noise_std=init_noise_std
+        ),
     )
 
 
