@@ -251,11 +251,15 @@ def test_the_shipped_descriptions_are_what_export_writes_today(menagerie_root):
     shipped, fresh = _of_schema_4(*_shipped_and_fresh("g1_track"))
     assert without_docs(shipped) == without_docs(fresh)
     assert shipped["commands"]["motion"]["motion_files"] == ["motions/g1_walk.npz"]
-    # the Panda's (schema 4), whose gripper says its own controls
-    shipped, fresh = _of_schema_4(*_shipped_and_fresh("panda_lift"))
+    # the Panda's (schema 5, `network` export_policy's own), whose gripper says its own
+    # controls and whose arm its relative targets
+    shipped, fresh = _shipped_and_fresh("panda_lift")
+    assert shipped.pop("network")["inputs"] == ["obs"]
+    assert shipped["observation"]["dim"] == 49
     assert without_docs(shipped) == without_docs(fresh)
-    gripper = shipped["action"]["terms"][1]
+    arm, gripper = shipped["action"]["terms"]
     assert (gripper["open_ctrl"], gripper["close_ctrl"]) == ([255.0], [0.0])
+    assert arm["type"] == "RelativeJointPositionAction" and arm["scale"] == 0.05
     # what the humanoid's policy.json says, spelled out
     desc = json.loads((SHIPPED / "policy.json").read_text())
     terms = {t["term"]: t for t in desc["observation"]["terms"]}
