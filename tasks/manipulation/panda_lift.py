@@ -222,11 +222,11 @@ def ik_env_cfg() -> ManagerBasedRLEnvCfg:
 
 def agent_cfg() -> AgentCfg:
     """PPO as Isaac Lab's Lift (learning rate 1e-4, KL 0.01), the exploration smaller: a
-    relative action's noise adds up over the steps (at std 1, 0.05 rad a step, the cube
-    jittered centimetres where it should hold still), and the entropy bonus of 0.006 held
-    the std at 1.0 for 200 iterations. From 0.5 with a bonus of 0.001 it fell to 0.33 by
-    iteration 124, and the cube was lifted in half the iterations (BENCHMARKS.md section
-    37)."""
+    relative action's noise adds up over the steps (at std 1 a random walk of up to 0.05
+    rad a step on each joint's target), and Isaac Lab's entropy bonus of 0.006 held the std
+    at 1.0 for 200 iterations. From 0.5 with a bonus of 0.001 it fell to 0.22 by iteration
+    200, and the cube was lifted sooner (lifting reward 51 against 36 of 75 at iteration
+    100, seed 1; BENCHMARKS.md section 37)."""
     return panda_agent_cfg(1500, learning_rate=1e-4, entropy_coef=0.001, init_noise_std=0.5)
 
 
