@@ -57,16 +57,19 @@ class UniformPoseCommand(CommandTerm):
         pose = torch.cat((torch.stack(draw[0:3], dim=-1), quat), dim=-1)
         torch.where(env_mask.unsqueeze(-1), pose, self._command, out=self._command)
 
+    def _tracked_b(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The tracked frame's pose now, in the base frame."""
+        return pose_in(self.tracked.pose_w(), self.base.pose_w())
+
     def errors(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(N,) position (m) and orientation (rad) errors of the tracked frame now."""
-        pos, quat = pose_in(self.tracked.pose_w(), self.base.pose_w())
+        pos, quat = self._tracked_b()
         position = (pos - self._command[:, 0:3]).norm(dim=-1)
         return position, quat_angle_between(quat, self._command[:, 3:7])
 
     def position_delta(self) -> torch.Tensor:
         """(N, 3) the goal position minus the tracked frame's, in the base frame, m."""
-        pos, _ = pose_in(self.tracked.pose_w(), self.base.pose_w())
-        return self._command[:, 0:3] - pos
+        return self._command[:, 0:3] - self._tracked_b()[0]
 
     def _update_metrics(self) -> None:
         position, orientation = self.errors()
