@@ -38,6 +38,13 @@ class JointPositionAction(ActionTerm):
             )
         self.joint_ids = joint_of
 
+    def measured_positions(self) -> torch.Tensor:
+        """The driven joints' positions as the encoders read them (what the motors' loops
+        close on), one column per joint of the term."""
+        scene = self.env.scene
+        ids = self.joint_ids
+        return scene.sensor_errors.joint_pos(scene.joint_pos.index_select(1, ids), ids)
+
     def _offset(self) -> torch.Tensor | float:
         scene = self.env.scene
         offset = (
@@ -60,22 +67,56 @@ class RelativeJointPositionAction(JointPositionAction):
     def __init__(self, cfg: RelativeJointPositionActionCfg, env: TaskEnv, name: str) -> None:
         super().__init__(cfg, env, name)
         limits = env.scene.joint_pos_limits.index_select(0, self.joint_ids)
-        self._low, self._high = limits[:, 0], limits[:, 1]
+        self._low, self._high = limits[:, 0].clone(), limits[:, 1].clone()
+        if cfg.target_limits:
+            self._narrow_limits(cfg.target_limits, env, name)
         self.processed_actions[:] = self._offset()
+
+    def _narrow_limits(self, ranges: dict[str, Any], env: TaskEnv, name: str) -> None:
+        what = f"actions.{name}.target_limits"
+        names = [env.scene.joint_names[j] for j in self.joint_ids.tolist()]
+        for pattern, _regex in compile_patterns(list(ranges), what):
+            bounds = ranges[pattern]
+            if not (isinstance(bounds, list | tuple) and len(bounds) == 2):
+                raise RobolearnError(f"{what}.{pattern}: (lower, upper) in rad, got {bounds!r}")
+            lower, upper = float(bounds[0]), float(bounds[1])
+            for k in match_names(names, pattern, f"{what} joint"):
+                self._low[k] = max(float(self._low[k]), lower)
+                self._high[k] = min(float(self._high[k]), upper)
+                if not self._low[k] < self._high[k]:
+                    raise RobolearnError(
+                        f"{what}.{pattern}: ({lower}, {upper}) leaves {names[k]} no range "
+                        "within its joint limits"
+                    )
 
     def process_actions(self, actions: torch.Tensor) -> None:
         # each step moves the target on from where the last left it, within the joint limits
         self.raw_actions[:] = actions
         step = self.processed_actions + self.cfg.scale * actions
+        lead = self.cfg.max_lead
+        if lead is not None:
+            # anti-windup: a joint held back (by contact or its motor's effort limit) does
+            # not run its target away
+            measured = self.measured_positions()
+            step = torch.clamp(step, measured - lead, measured + lead)
         torch.clamp(step, self._low, self._high, out=self.processed_actions)
 
     def describe(self) -> dict[str, Any]:
-        return {
+        lead = self.cfg.max_lead
+        described: dict[str, Any] = {
             "mapping": "relative: target = clamp(last target + scale x action, lower, upper); "
             "offset (the default pose) after a reset",
             "lower": self._low.tolist(),
             "upper": self._high.tolist(),
         }
+        if lead is not None:
+            described["mapping"] = (
+                "relative: target = clamp(clamp(last target + scale x action, joint - max_lead,"
+                " joint + max_lead), lower, upper), joint the measured position; offset (the "
+                "default pose) after a reset"
+            )
+            described["max_lead"] = lead
+        return described
 
     def reset(self, env_mask: torch.Tensor) -> None:
         super().reset(env_mask)
@@ -128,6 +169,15 @@ class RelativeJointPositionActionCfg(JointPositionActionCfg):
 
     class_type: type[ActionTerm] | None = RelativeJointPositionAction
     scale: float = 0.05
+    target_limits: dict[str, tuple[float, float]] | None = None
+    """``{joint regex: (lower, upper)}`` in rad (or m): the targets of those joints kept
+    within this range as well as within the joints' limits; a workspace narrower than the
+    robot's reach, where the task is in front of it."""
+    max_lead: float | None = None
+    """Keep each target within this distance (rad or m) of its joint's measured position
+    (None: no bound). Past the error at which a joint's motor saturates, a target further
+    ahead adds no force; a joint held back by contact would otherwise wind its target up,
+    and the policy must unwind it before the joint moves back."""
 
 
 @dataclass

@@ -96,10 +96,7 @@ def joint_target_error(env: TaskEnv, action_name: str) -> torch.Tensor:
             f"joint_target_error: action_name={action_name!r} is not a joint position action "
             f"term; the env's terms: {', '.join(env.action_manager.terms)}"
         )
-    ids = term.joint_ids
-    scene = env.scene
-    measured = scene.sensor_errors.joint_pos(scene.joint_pos.index_select(1, ids), ids)
-    return term.processed_actions - measured
+    return term.processed_actions - term.measured_positions()
 
 
 @differentiable

@@ -132,6 +132,68 @@ def test_a_relative_arm_action_holds_where_it_sent_the_arm(menagerie_root):
         mdp.joint_target_error(env, "gripper")
 
 
+def test_the_arm_targets_stay_in_the_tasks_workspace(menagerie_root):
+    """``target_limits`` keeps the targets of the arm's three roll joints within 1 rad of the
+    home pose, where the joints themselves turn 2.9: the shoulder driven on for 2 rad stops
+    at 1; a range that leaves a joint nothing, or names none, is one line."""
+    cfg = panda_lift.env_cfg()
+    cfg.scene.num_envs, cfg.sim.engine = 2, "cpu"
+    cfg.events = {}
+    cfg.actions["arm"].target_limits = {"joint[135]": (-1.0, 1.0)}
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    act = torch.zeros(env.num_envs, env.num_actions)
+    act[:, -1] = 1.0  # the gripper open
+    act[:, 0] = 1.0
+    for _ in range(40):
+        env.step(act)
+    act[:, 0] = 0.0
+    for _ in range(25):
+        env.step(act)
+    shoulder = mdp.joint_pos_rel(env, "joint1")[:, 0]
+    torch.testing.assert_close(shoulder, torch.full_like(shoulder, 1.0), atol=0.02, rtol=0)
+    for limits, message in (
+        ({"joint1": (3.0, 4.0)}, "leaves joint1 no range"),
+        ({"wrist": (-1.0, 1.0)}, "wrist"),
+    ):
+        bad = panda_lift.env_cfg()
+        bad.scene.num_envs, bad.sim.engine = 1, "cpu"
+        bad.actions["arm"].target_limits = limits
+        with pytest.raises(RobolearnError, match=message):
+            ManagerBasedRLEnv(bad)
+
+
+@pytest.mark.parametrize("max_lead", [0.2, None])
+def test_an_arm_pressed_into_the_floor_backs_off_when_told(menagerie_root, max_lead):
+    """The shoulder driven forward until the hand presses on the floor: with ``max_lead``
+    the arm's targets stay within 0.2 rad of the joints, so the arm backs off within a few
+    steps of being told; a target left to run on (None, panda_lift's default) winds up to
+    the joint's limit, and ten steps of full reverse do not move the arm."""
+    cfg = panda_lift.env_cfg()
+    cfg.scene.num_envs, cfg.sim.engine = 2, "cpu"
+    cfg.events = {}
+    cfg.actions["arm"].max_lead = max_lead
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    act = torch.zeros(env.num_envs, env.num_actions)
+    act[:, -1] = 1.0  # the gripper open
+    act[:, 1] = 1.0  # joint2: the arm pitches forward and down
+    for _ in range(60):
+        env.step(act)
+    pressed = mdp.joint_pos_rel(env, "joint2")[:, 0].clone()
+    ahead = mdp.joint_target_error(env, "arm")[:, 1]
+    act[:, 1] = -1.0
+    for _ in range(10):
+        env.step(act)
+    back = pressed - mdp.joint_pos_rel(env, "joint2")[:, 0]
+    if max_lead is None:
+        assert float(ahead.min()) > 0.8  # wound up against the floor
+        assert float(back.abs().max()) < 0.01
+    else:
+        torch.testing.assert_close(ahead, torch.full_like(ahead, 0.2), atol=1e-4, rtol=0)
+        assert float(back.min()) > 0.1
+
+
 @pytest.mark.parametrize("engine", ["cpu", "warp-cpu"])
 def test_a_contact_sensor_weighs_each_envs_own_cube(menagerie_root, engine):
     """A cube resting on the floor, seen by a contact sensor on either engine: it touches,
