@@ -15,6 +15,7 @@ import io
 from typing import Any
 
 import rsl_rl.algorithms
+import torch
 from rsl_rl.utils import resolve_callable
 
 from robolearn.rl.config import CnnCfg
@@ -45,12 +46,29 @@ def build_algorithm(env: Any, cfg: dict[str, Any], device: str) -> Any:
         algorithm["class_name"] = cls = PPO
     obs = env.get_observations()
     _check_cnns_fit(cfg, obs)
-    construction = {k: v for k, v in cfg.items() if k != "teacher_checkpoint"}
+    construction = {k: v for k, v in cfg.items() if k not in ROBOLEARN_KEYS}
     construction["algorithm"] = algorithm
     with contextlib.redirect_stdout(io.StringIO()):
         alg = cls.construct_algorithm(obs, env, construction, device)
     cfg["obs_groups"] = construction["obs_groups"]
+    gain = cfg.get("actor_output_init_gain", 1.0)
+    if gain != 1.0:
+        scale_output_layer(alg.actor, gain)
     return alg
+
+
+ROBOLEARN_KEYS = ("teacher_checkpoint", "actor_output_init_gain")
+"""Keys of the train config that robolearn reads and rsl-rl's construction does not."""
+
+
+def scale_output_layer(model: torch.nn.Module, gain: float) -> None:
+    """Multiply the last linear layer of ``model``'s MLP by ``gain`` and zero its bias (a new
+    policy whose mean action is near 0 in every state; :class:`PolicyCfg`'s
+    ``actor_output_init_gain``)."""
+    last = [m for m in model.mlp.modules() if isinstance(m, torch.nn.Linear)][-1]
+    with torch.no_grad():
+        last.weight.mul_(gain)
+        last.bias.zero_()
 
 
 def _check_cnns_fit(cfg: dict[str, Any], obs: Any) -> None:

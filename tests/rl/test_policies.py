@@ -28,6 +28,7 @@ from robolearn.rl.config import (
     RecurrentCfg,
 )
 from robolearn.rl.ppo_learner import make_runner, runner_policy
+from robolearn.wrappers.rsl_rl import RslRlVecEnv
 
 
 def cartpole_env(num_envs: int, blind: bool = False, seed: int = 1) -> ManagerBasedRLEnv:
@@ -277,6 +278,7 @@ def test_cnn_sizes():
         ("agent.policy.cnn.stride=[2,0,1]", "agent.policy.cnn.stride must be one integer"),
         ("agent.policy.cnn.global_pool=sum", "agent.policy.cnn.global_pool must be one of"),
         ("agent.distillation.enabled=true", "needs a teacher checkpoint"),
+        ("agent.policy.actor_output_init_gain=0", "actor_output_init_gain must be a finite"),
     ],
 )
 def test_bad_network_settings_are_one_line_errors(tmp_path, capsys, override, fragment):
@@ -300,6 +302,24 @@ def test_a_cnn_that_does_not_fit_its_images_is_a_one_line_error(tmp_path, capsys
         "agent.policy.cnn.kernel_size=[8,8,8]",
     )
     one_line_error(out, "agent.policy.cnn does not fit observation group 'depth'")
+
+
+def test_a_small_output_gain_starts_the_policy_near_action_zero():
+    """agent.policy.actor_output_init_gain=0.01: a new policy's mean action is near 0 in
+    every state (its output layer's bias 0, its weights a hundredth of a default network's),
+    so that early exploration is the policy's noise, not a drift its random weights pick."""
+    env = cartpole_env(64, seed=3)
+    obs = RslRlVecEnv(env).get_observations()
+    torch.manual_seed(0)
+    default = make_runner(env, cartpole_balance.agent_cfg()).get_inference_policy()
+    cfg = cartpole_balance.agent_cfg()
+    cfg.policy.actor_output_init_gain = 0.01
+    torch.manual_seed(0)
+    small = make_runner(env, cfg).get_inference_policy()
+    with torch.no_grad():
+        wide, narrow = default(obs).abs().max().item(), small(obs).abs().max().item()
+    assert wide > 0.05
+    assert narrow < 0.05 * wide
 
 
 def test_a_run_started_from_a_checkpoint_starts_from_its_policy(teacher):

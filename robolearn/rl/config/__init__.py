@@ -213,6 +213,12 @@ class PolicyCfg:
     """Activation between layers."""
     init_noise_std: float = 1.0
     """Initial standard deviation of the Gaussian action distribution."""
+    actor_output_init_gain: float = 1.0
+    """The actor's output layer starts with its weights times this and its bias 0. At 0.01
+    a new policy's mean action is near 0 in every state (the output-layer initialisation
+    Andrychowicz et al. 2021 recommend for PPO), so early exploration is the noise alone;
+    where actions integrate (relative joint targets) a random network's mean action would
+    otherwise carry the robot the same way for a whole episode."""
     obs_normalization: bool = True
     """Normalize observations with running statistics (folded into exported policies)."""
     recurrent: RecurrentCfg = field(default_factory=RecurrentCfg)
@@ -398,6 +404,7 @@ class AgentCfg:
             ("algorithm.clip_param", a.clip_param, 0.0, math.inf),
             ("algorithm.max_grad_norm", a.max_grad_norm, 0.0, math.inf),
             ("policy.init_noise_std", p.init_noise_std, 0.0, math.inf),
+            ("policy.actor_output_init_gain", p.actor_output_init_gain, 0.0, math.inf),
         ):
             if not (math.isfinite(value) and low < value < high):
                 raise RobolearnError(f"agent.{name} must be a finite number > 0, got {value}")
@@ -451,7 +458,11 @@ class AgentCfg:
             if not self.obs_groups.get(role):
                 why = " (a distillation's roles are student and teacher)" * (role == "student")
                 raise RobolearnError(f"agent.obs_groups.{role} must name observation groups{why}")
-        r = p.recurrent
+        self._validate_recurrent(p.recurrent)
+        self._validate_cnn(p.cnn)
+
+    @staticmethod
+    def _validate_recurrent(r: RecurrentCfg) -> None:
         if r.type not in RNN_TYPES:
             raise RobolearnError(
                 f"agent.policy.recurrent.type must be one of {', '.join(RNN_TYPES)}, got {r.type!r}"
@@ -459,7 +470,6 @@ class AgentCfg:
         for name, value in (("hidden_dim", r.hidden_dim), ("num_layers", r.num_layers)):
             if not isinstance(value, int) or value < 1:
                 raise RobolearnError(f"agent.policy.recurrent.{name} must be >= 1, got {value}")
-        self._validate_cnn(p.cnn)
 
     @property
     def roles(self) -> tuple[str, str]:
@@ -602,6 +612,7 @@ class AgentCfg:
             },
             "actor": model(p.actor_hidden_dims, stochastic=True, role="actor"),
             "critic": model(p.critic_hidden_dims, stochastic=False, role="critic"),
+            "actor_output_init_gain": p.actor_output_init_gain,
         }
 
     def _model_cfg(
