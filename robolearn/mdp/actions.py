@@ -103,18 +103,17 @@ class RelativeJointPositionAction(JointPositionAction):
 
     def describe(self) -> dict[str, Any]:
         lead = self.cfg.max_lead
+        step = "last target + scale x action"
+        if lead is not None:
+            step = f"clamp({step}, joint - max_lead, joint + max_lead)"
         described: dict[str, Any] = {
-            "mapping": "relative: target = clamp(last target + scale x action, lower, upper); "
-            "offset (the default pose) after a reset",
+            "mapping": f"relative: target = clamp({step}, lower, upper)"
+            + (", joint the measured position" if lead is not None else "")
+            + "; offset (the default pose) after a reset",
             "lower": self._low.tolist(),
             "upper": self._high.tolist(),
         }
         if lead is not None:
-            described["mapping"] = (
-                "relative: target = clamp(clamp(last target + scale x action, joint - max_lead,"
-                " joint + max_lead), lower, upper), joint the measured position; offset (the "
-                "default pose) after a reset"
-            )
             described["max_lead"] = lead
         return described
 
