@@ -103,19 +103,17 @@ class RelativeJointPositionAction(JointPositionAction):
 
     def describe(self) -> dict[str, Any]:
         lead = self.cfg.max_lead
-        step = "last target + scale x action"
+        step, joint, leash = "last target + scale x action", "", {}
         if lead is not None:
             step = f"clamp({step}, joint - max_lead, joint + max_lead)"
-        described: dict[str, Any] = {
-            "mapping": f"relative: target = clamp({step}, lower, upper)"
-            + (", joint the measured position" if lead is not None else "")
-            + "; offset (the default pose) after a reset",
+            joint, leash = ", joint the measured position", {"max_lead": lead}
+        return {
+            "mapping": f"relative: target = clamp({step}, lower, upper){joint}; "
+            "offset (the default pose) after a reset",
             "lower": self._low.tolist(),
             "upper": self._high.tolist(),
+            **leash,
         }
-        if lead is not None:
-            described["max_lead"] = lead
-        return described
 
     def reset(self, env_mask: torch.Tensor) -> None:
         super().reset(env_mask)

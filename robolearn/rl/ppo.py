@@ -53,7 +53,8 @@ def build_algorithm(env: Any, cfg: dict[str, Any], device: str) -> Any:
     cfg["obs_groups"] = construction["obs_groups"]
     gain = cfg.get("actor_output_init_gain", 1.0)
     if gain != 1.0:
-        scale_output_layer(alg.actor, gain)
+        # the policy being trained: a distillation's is its student
+        scale_output_layer(alg.student if hasattr(alg, "student") else alg.actor, gain)
     return alg
 
 

@@ -322,6 +322,26 @@ def test_a_small_output_gain_starts_the_policy_near_action_zero():
     assert narrow < 0.05 * wide
 
 
+def test_a_distillation_student_takes_the_output_gain(teacher):
+    """A distillation's policy is its student: the gain scales the student's output layer
+    (its bias 0), so the new student's mean action is near 0 where the teacher's is not."""
+    path, _ = teacher
+    env = cartpole_env(64, seed=3)
+    obs = RslRlVecEnv(env).get_observations()
+    agent = AgentCfg(
+        num_steps_per_env=8,
+        obs_groups={"student": ["policy"], "teacher": ["policy"]},
+        policy=PolicyCfg(actor_hidden_dims=(32, 32), actor_output_init_gain=0.01),
+        distillation=DistillationCfg(enabled=True, teacher=str(path)),
+    )
+    agent.validate()
+    runner = make_runner(env, agent)
+    last = [m for m in runner.alg.student.mlp.modules() if isinstance(m, torch.nn.Linear)][-1]
+    assert float(last.bias.abs().max()) == 0.0
+    with torch.no_grad():
+        assert runner.get_inference_policy()(obs).abs().max().item() < 0.05
+
+
 def test_a_run_started_from_a_checkpoint_starts_from_its_policy(teacher):
     """agent.init_from: the networks and normalizers of the checkpoint, a fresh count."""
     path, teacher_return = teacher

@@ -569,6 +569,7 @@ class AgentCfg:
             "compile": p.compile,
             "pipelined": self.pipelined,
             "pipelined_ratio_clip": self.pipelined_ratio_clip,
+            "actor_output_init_gain": p.actor_output_init_gain,
         }
         if self.distillation.enabled:
             d = self.distillation
@@ -612,7 +613,6 @@ class AgentCfg:
             },
             "actor": model(p.actor_hidden_dims, stochastic=True, role="actor"),
             "critic": model(p.critic_hidden_dims, stochastic=False, role="critic"),
-            "actor_output_init_gain": p.actor_output_init_gain,
         }
 
     def _model_cfg(
