@@ -3,22 +3,36 @@ thread, with the policy as it was before update k, while update k runs.
 
 The rollout an update trains on was therefore collected by the policy one update behind
 the one being trained. Before the update the rollout is re-evaluated with the current
-networks and its targets corrected for that lag with V-trace (Espeholt et al., 2018):
+networks and corrected for that lag with V-trace (Espeholt et al., 2018):
 
-    delta_t = rho_t (r_t + gamma V(s_t+1) - V(s_t))
-    v_t     = V(s_t) + delta_t + gamma c_t (v_t+1 - V(s_t+1))
-    A_t     = rho_t (v_t - V(s_t))
+    td_t    = r_t + gamma V(s_t+1) - V(s_t)
+    v_t     = V(s_t) + rho_t td_t + gamma c_t (v_t+1 - V(s_t+1))     (the critic's targets)
+    A_t     = td_t + gamma c_t (v_t+1 - V(s_t+1))
+    A'_t    = rho_t (A_t - mean A) / std A                           (the actor's)
 
 with rho_t the ratio of the current policy's probability of the stored action to the
-collecting policy's, truncated at ``agent.pipelined_ratio_clip``, and c_t = lambda rho_t
-(GAE's returns and advantages when the two policies are the same). PPO's ratio is then
-taken against the current policy (its log probabilities replace the stored ones), so its
-clipping bounds the step from the policy being trained, as in a synchronous iteration.
+collecting policy's, truncated at ``agent.pipelined_ratio_clip``, and c_t = lambda
+min(1, ratio): GAE's returns and advantages when the two policies are the same. PPO's ratio
+is then taken against the current policy (its log probabilities replace the stored ones),
+so its clipping bounds the step from the policy being trained, as in a synchronous
+iteration: the decoupled objective of Hilton et al. (2021), the importance weight outside
+the clipped surrogate.
 
-Refused with recurrent policies, distillation, RND and torchrun ranks. A pipelined run is
-not reproducible bit for bit: the collector's random draws (actions, resets) and the
-update's (its mini-batch order and the policy's samples) come from torch's one random
-stream in an order that depends on how the two threads run.
+The weight comes after the advantages are normalized, not before. Subtracting the mean is a
+baseline, and a baseline costs no bias only under the policy whose samples it weighs: on
+samples drawn by the policy one update behind, an unweighted one rewards whatever the
+current policy already prefers to the collecting one, so every mini-batch pushed the mean
+action further along the previous update's direction, PPO's clip did not stop it, and
+rsl-rl's adaptive schedule held the learning rate near its floor (BENCHMARKS.md
+section 40). Weighted after the normalization, the baseline is corrected with the rest, in
+so far as the weights are not truncated: at V-trace's usual truncation of 1 the actions the
+current policy prefers are still under-weighted, and some of the drift stays. The default
+truncation is therefore 2, which one update's lag rarely reaches.
+
+Refused with recurrent policies, distillation, RND, per-mini-batch advantage normalization
+and torchrun ranks. A pipelined run is not reproducible bit for bit: the collector's random
+draws (actions, resets) and the update's (its mini-batch order and the policy's samples)
+come from torch's one random stream in an order that depends on how the two threads run.
 
 On CUDA the collector queues on a side stream of its own (:mod:`robolearn.rl.streams`),
 so that its inference and physics run on the GPU beside the update's kernels: the side
@@ -43,6 +57,14 @@ ONE_PROCESS = "agent.pipelined runs in one process; leave out --nproc and --dist
 starts)."""
 
 
+PER_MINI_BATCH = (  # an rsl-rl train config's option that AgentCfg does not expose
+    "agent.pipelined normalizes the advantages over the whole rollout before weighting them "
+    "for the policy's lag; leave agent.algorithm.normalize_advantage_per_mini_batch off"
+)
+"""Refused: a mini-batch's normalization would come after the lag's weights (module
+docstring)."""
+
+
 def pipeline_problem(runner: Any) -> str | None:
     """Why ``runner`` cannot train pipelined, or None."""
     alg = runner.alg
@@ -54,6 +76,8 @@ def pipeline_problem(runner: Any) -> str | None:
         return "agent.pipelined does not take recurrent policies (agent.policy.recurrent)"
     if getattr(alg, "rnd", None):
         return "agent.pipelined does not take RND"
+    if alg.normalize_advantage_per_mini_batch:
+        return PER_MINI_BATCH
     return None
 
 
@@ -143,7 +167,7 @@ class PipelinedCollection:
         storage = self.storages[self.turn]
         alg.storage = storage
         with torch.no_grad():  # on the update's threads
-            vtrace(alg, storage, last_obs, self.runner.cfg.get("pipelined_ratio_clip", 1.0))
+            vtrace(alg, storage, last_obs, self.runner.cfg["pipelined_ratio_clip"])
 
 
 def vtrace(alg: Any, st: Any, last_obs, ratio_clip: float) -> None:
@@ -162,17 +186,18 @@ def vtrace(alg: Any, st: Any, last_obs, ratio_clip: float) -> None:
     gamma = alg.gamma
     correction = torch.zeros_like(last_values)  # v_t+1 - V(s_t+1)
     returns = torch.empty_like(values)
+    advantages = torch.empty_like(values)
     for t in reversed(range(steps)):
         next_values = last_values if t == steps - 1 else values[t + 1]
         alive = 1.0 - st.dones[t].float()
-        delta = rho[t] * (st.rewards[t] + gamma * alive * next_values - values[t])
-        correction = delta + gamma * alive * c[t] * correction
+        td = st.rewards[t] + gamma * alive * next_values - values[t]
+        correction = rho[t] * td + gamma * alive * c[t] * correction
         returns[t] = values[t] + correction
+        # td + gamma c_t (v_t+1 - V(s_t+1)), written so that it is GAE's to the bit at rho 1
+        advantages[t] = returns[t] - values[t] - (rho[t] - 1.0) * td
     st.values.copy_(values)
     st.returns.copy_(returns)
-    advantages = rho * (returns - values)
-    if not alg.normalize_advantage_per_mini_batch:
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    st.advantages = advantages
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    st.advantages = rho * advantages
     st.actions_log_prob.copy_(log_prob)
     st.distribution_params = tuple(p.clone() for p in params)

@@ -380,8 +380,11 @@ class AgentCfg:
     """PPO only: collect each iteration's rollout in a thread, with the policy as it was
     before the previous update, while that update runs; the one update of lag corrected
     with V-trace (:mod:`robolearn.rl.pipelined`, docs/offpolicy.md)."""
-    pipelined_ratio_clip: float = 1.0
-    """V-trace's truncation of the policy ratio in pipelined PPO."""
+    pipelined_ratio_clip: float = 2.0
+    """Pipelined PPO: the truncation of the ratio of the current policy's probability of a
+    stored action to the collecting policy's, where it weighs the critic's V-trace targets
+    and the actor's advantages. At 1 (V-trace's usual truncation) the weights still leave a
+    drift towards the previous update's direction (docs/offpolicy.md)."""
     check_for_nan: bool = True
     """Check each rollout's observations and rewards for NaN and inf before the update, and
     stop naming the term that produced them (about 3 ms per iteration at 4096 envs)."""
