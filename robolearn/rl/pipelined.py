@@ -50,6 +50,7 @@ from typing import Any
 import torch
 
 from robolearn.errors import RobolearnError
+from robolearn.rl.config import AgentCfg
 from robolearn.rl.streams import SideStream
 
 ONE_PROCESS = "agent.pipelined runs in one process; leave out --nproc and --distributed"
@@ -167,7 +168,9 @@ class PipelinedCollection:
         storage = self.storages[self.turn]
         alg.storage = storage
         with torch.no_grad():  # on the update's threads
-            vtrace(alg, storage, last_obs, self.runner.cfg["pipelined_ratio_clip"])
+            # a train config written by hand may leave the key out: AgentCfg's default
+            clip = self.runner.cfg.get("pipelined_ratio_clip", AgentCfg.pipelined_ratio_clip)
+            vtrace(alg, storage, last_obs, clip)
 
 
 def vtrace(alg: Any, st: Any, last_obs, ratio_clip: float) -> None:
