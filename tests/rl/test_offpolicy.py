@@ -208,6 +208,7 @@ def test_train_td3_then_resume_then_export_and_play(tmp_path, capsys):
             "agent.offpolicy.noise_std_min (0.5) is above noise_std_max (0.1)",
         ),
         (["--nproc", "2"], "--algo td3 runs in one process"),
+        (["agent.pipelined=true"], "--algo td3 collects beside its updates with agent.offp"),
         (["agent.obs_groups.critic=[privileged]"], "agent.obs_groups.critic names 'privileged'"),
         (["agent.offpolicy.buffer_size=100000000000"], "the replay buffer"),
         (

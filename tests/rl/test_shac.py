@@ -219,6 +219,7 @@ def test_train_shac_then_resume_then_export_and_play_on_mujoco(tmp_path, capsys)
         (["env.sim.newton.solver=mujoco"], "Newton's mujoco solver is not differentiable"),
         (["env.sim.newton.solver=xpbd"], "Newton's xpbd solver is not differentiable"),
         (["--nproc", "2"], "--algo shac runs in one process"),
+        (["agent.pipelined=true"], "--algo shac differentiates through its own rollout"),
         (
             ["env.sim.newton.friction_stiffness=0"],
             "env.sim.newton.friction_stiffness must be a number > 0, got 0",

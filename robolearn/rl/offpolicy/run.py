@@ -50,6 +50,12 @@ class _OffPolicy(Algorithm):
                 f"agent.init_from starts a PPO run from a checkpoint; --algo {self.name} "
                 "starts its networks at random"
             )
+        if agent_cfg.pipelined:
+            # silently ignored it would leave a user timing the plain loop as the overlap
+            raise RobolearnError(
+                f"agent.pipelined overlaps PPO's collection and update; --algo {self.name} "
+                "collects beside its updates with agent.offpolicy.overlap=true"
+            )
 
     def refusal(self, flag: str) -> str:
         if flag == "--logger wandb":

@@ -59,6 +59,11 @@ class SHAC(Algorithm):
 
     def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:
         agent_cfg.shac.validate()
+        if agent_cfg.pipelined:
+            raise RobolearnError(
+                "agent.pipelined overlaps PPO's collection and update; --algo shac "
+                "differentiates through its own rollout and does not pipeline"
+            )
 
     def refusal(self, flag: str) -> str:
         if flag == "--logger wandb":
