@@ -205,6 +205,8 @@ def _configs(
         setup = build_setup(opts.task, overrides, **flags)
     if opts.logger is not None:
         setup.agent_cfg.logger = opts.logger
+    if setup.agent_cfg.pipelined and not algo.takes_pipelined:
+        raise RobolearnError(algo.refusal("agent.pipelined"))
     algo.check(setup.agent_cfg, opts.distributed)
     state = resume_data
     if state is None and source is not None and source.fork is not None:

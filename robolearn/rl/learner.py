@@ -200,6 +200,9 @@ class Algorithm(abc.ABC):
     """Whether it records clips while training (``--video``)."""
     takes_wandb: ClassVar[bool] = True
     """Whether it logs to Weights & Biases (``--logger wandb``)."""
+    takes_pipelined: ClassVar[bool] = True
+    """Whether it collects beside its update with ``agent.pipelined`` (PPO's setting; a
+    learner that ignored it would leave a user timing the plain loop as the overlap)."""
 
     def engine(self, chosen: str | None) -> str | None:
         """The engine a run uses, from the one ``--device``/``--engine`` chose (None: the
@@ -231,7 +234,7 @@ class Algorithm(abc.ABC):
         in errors."""
 
     def refusal(self, flag: str) -> str:
-        """The error for a flag this learner does not take."""
+        """The error for a flag (or ``agent.pipelined``) this learner does not take."""
         return f"--algo {self.name} does not take {flag}"
 
 

@@ -95,6 +95,8 @@ class PipelinedCollection:
         if problem:
             raise RobolearnError(problem)
         self.runner = runner
+        # a train config written by hand may leave the key out: AgentCfg's default
+        self.ratio_clip = runner.cfg.get("pipelined_ratio_clip", AgentCfg.pipelined_ratio_clip)
         alg = runner.alg
         self.storages = [alg.storage, copy.deepcopy(alg.storage)]
         # the collector: PPO's act/process_env_step on its own transition, storage and
@@ -168,9 +170,7 @@ class PipelinedCollection:
         storage = self.storages[self.turn]
         alg.storage = storage
         with torch.no_grad():  # on the update's threads
-            # a train config written by hand may leave the key out: AgentCfg's default
-            clip = self.runner.cfg.get("pipelined_ratio_clip", AgentCfg.pipelined_ratio_clip)
-            vtrace(alg, storage, last_obs, clip)
+            vtrace(alg, storage, last_obs, self.ratio_clip)
 
 
 def vtrace(alg: Any, st: Any, last_obs, ratio_clip: float) -> None:

@@ -36,6 +36,7 @@ class _OffPolicy(Algorithm):
 
     takes_ranks = False
     takes_wandb = False
+    takes_pipelined = False
     label: ClassVar[str]
 
     def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:
@@ -50,18 +51,17 @@ class _OffPolicy(Algorithm):
                 f"agent.init_from starts a PPO run from a checkpoint; --algo {self.name} "
                 "starts its networks at random"
             )
-        if agent_cfg.pipelined:
-            # silently ignored it would leave a user timing the plain loop as the overlap
-            raise RobolearnError(
-                f"agent.pipelined overlaps PPO's collection and update; --algo {self.name} "
-                "collects beside its updates with agent.offpolicy.overlap=true"
-            )
 
     def refusal(self, flag: str) -> str:
         if flag == "--logger wandb":
             return f"--algo {self.name} logs to progress.jsonl only; leave out --logger wandb"
         if flag in ("--nproc", "--distributed"):
             return f"--algo {self.name} runs in one process; leave out {flag}"
+        if flag == "agent.pipelined":
+            return (
+                f"agent.pipelined overlaps PPO's collection and update; --algo {self.name} "
+                "collects beside its updates with agent.offpolicy.overlap=true"
+            )
         return f"--algo {self.name} does not take {flag} (PPO's runs do)"
 
     def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> OffPolicyRun:

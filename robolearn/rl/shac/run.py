@@ -36,6 +36,7 @@ class SHAC(Algorithm):
     takes_ranks = False
     takes_video = False
     takes_wandb = False
+    takes_pipelined = False
 
     def engine(self, chosen: str | None) -> str:
         """A Newton engine: ``newton`` where CUDA is, else ``newton-cpu``, when the flags
@@ -59,17 +60,17 @@ class SHAC(Algorithm):
 
     def check(self, agent_cfg: AgentCfg, distributed: bool = False) -> None:
         agent_cfg.shac.validate()
-        if agent_cfg.pipelined:
-            raise RobolearnError(
-                "agent.pipelined overlaps PPO's collection and update; --algo shac "
-                "differentiates through its own rollout and does not pipeline"
-            )
 
     def refusal(self, flag: str) -> str:
         if flag == "--logger wandb":
             return "--algo shac logs to progress.jsonl only; leave out --logger wandb"
         if flag in ("--nproc", "--distributed"):
             return f"--algo shac runs in one process; leave out {flag}"
+        if flag == "agent.pipelined":
+            return (
+                "agent.pipelined overlaps PPO's collection and update; --algo shac "
+                "differentiates through its own rollout and does not pipeline"
+            )
         return f"--algo shac does not take {flag} (PPO's runs do)"
 
     def build(self, env: Any, agent_cfg: AgentCfg, ctx: LearnerContext) -> ShacRun:
