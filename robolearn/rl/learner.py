@@ -42,6 +42,15 @@ ALGORITHMS: dict[str, str] = {
 a PPO run never imports the others)."""
 
 
+def spread_episode_ends(env: Any) -> None:
+    """Move each env to a random step of its episode when every env stands at the start of
+    one: a new env, whether its run is new or resumed. Episodes in lockstep time out
+    together, and a rollout of them sees one phase of the task at a time."""
+    lengths = env.episode_length_buf
+    if bool((lengths == 0).all()):
+        lengths[:] = torch.randint_like(lengths, high=int(env.max_episode_length))
+
+
 class StopRequest:
     """Set by a signal handler; a learner checks it between env steps."""
 

@@ -25,7 +25,7 @@ from robolearn.errors import RobolearnError
 from robolearn.rl.checkpoint import load_checkpoint, save_checkpoint
 from robolearn.rl.distributed import SINGLE, DistInfo, Monitor, RankError
 from robolearn.rl.iteration_run import append_progress, hms, trim_progress
-from robolearn.rl.learner import RolloutCheck, StopRequest
+from robolearn.rl.learner import RolloutCheck, StopRequest, spread_episode_ends
 from robolearn.rl.ppo import build_algorithm
 from robolearn.threads import single_threaded, threads_for, update_threads
 
@@ -308,11 +308,8 @@ class Runner:
     def _start(self, init_at_random_ep_len: bool) -> torch.Tensor:
         """Ready the env, the networks and the logs; returns the first observations."""
         env = self.env
-        if init_at_random_ep_len and self.iterations == 0:
-            # Spread episode ends so that resets do not come in waves.
-            env.episode_length_buf = torch.randint_like(
-                env.episode_length_buf, high=int(env.max_episode_length)
-            )
+        if init_at_random_ep_len:
+            spread_episode_ends(env)
         obs = env.get_observations().to(self.device)
         if self.distilling and not self.alg.teacher_loaded:
             raise RobolearnError("distillation needs its teacher loaded (Runner.load_teacher)")

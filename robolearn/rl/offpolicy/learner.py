@@ -27,6 +27,7 @@ from robolearn.errors import RobolearnError
 from robolearn.mdp.mirror import Mirror, action_mirror, group_mirror
 from robolearn.rl.config import fast_bf16
 from robolearn.rl.config.offpolicy import OffPolicyCfg
+from robolearn.rl.learner import spread_episode_ends
 from robolearn.rl.nets import mlp_parameters
 from robolearn.rl.offpolicy.collector import (
     Collector,
@@ -130,6 +131,7 @@ class OffPolicyLearner:
             with mirror_setting("agent.offpolicy.symmetry"):
                 self._mirrors = self._build_mirrors()
         self.iteration = 0
+        self._started = False
         self.env_steps = 0
         self.updates = 0
         self._cores = available_cores()
@@ -328,13 +330,11 @@ class OffPolicyLearner:
         holds ``learning_starts`` steps); the iteration's figures."""
         cfg = self.cfg
         sums: dict[str, list[torch.Tensor]] = {}
-        if self.iteration == 0 and self.collector.steps == 0:
-            # spread the episodes' ends, as PPO's runner does: all envs timing out in the
-            # same step would fill the buffer with episodes in lockstep
-            env = self.env
-            env.episode_length_buf[:] = torch.randint_like(
-                env.episode_length_buf, high=int(env.max_episode_length)
-            )
+        if not self._started:
+            # as PPO's runner (a resumed run too): episodes in lockstep would fill the
+            # buffer one phase of the task at a time
+            spread_episode_ends(self.env)
+            self._started = True
         self._start_thread()
         start = self.collector.steps if self._thread is None else self._thread.collected
         # seconds this thread spent collecting (or, with a collector thread, waiting for
