@@ -1,4 +1,6 @@
-"""The progress line training prints each iteration (robolearn.rl.runner)."""
+"""How a training run starts and reports: the progress line each iteration prints
+(robolearn.rl.runner), and episodes spread at the start of a new or resumed run (both
+learners)."""
 
 from __future__ import annotations
 
