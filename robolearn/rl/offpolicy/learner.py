@@ -131,7 +131,7 @@ class OffPolicyLearner:
             with mirror_setting("agent.offpolicy.symmetry"):
                 self._mirrors = self._build_mirrors()
         self.iteration = 0
-        self._started = False
+        self._episodes_spread = False
         self.env_steps = 0
         self.updates = 0
         self._cores = available_cores()
@@ -330,11 +330,11 @@ class OffPolicyLearner:
         holds ``learning_starts`` steps); the iteration's figures."""
         cfg = self.cfg
         sums: dict[str, list[torch.Tensor]] = {}
-        if not self._started:
+        if not self._episodes_spread:
             # as PPO's runner (a resumed run too): episodes in lockstep would fill the
             # buffer one phase of the task at a time
             spread_episode_ends(self.env)
-            self._started = True
+            self._episodes_spread = True
         self._start_thread()
         start = self.collector.steps if self._thread is None else self._thread.collected
         # seconds this thread spent collecting (or, with a collector thread, waiting for
